@@ -1,0 +1,5 @@
+import sys
+
+from deltaflow.processor.cli import main
+
+sys.exit(main())
