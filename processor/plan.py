@@ -1,0 +1,220 @@
+"""The physical plan: plain data that the planner produces and the runtime consumes.
+
+The planner never imports operators and the runtime never imports the planner;
+both import this module. Each node carries its output fields, the changelog mode
+it emits (after Flink's two-step inference: bottom-up, then refined from the
+sinks) and its upsert keys. ``node_id`` is unique within a job and stable for the
+same SQL: the runtime names the node's state after it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from deltaflow.formats.types import DataType
+from deltaflow.processor.exprs.nodes import Expr
+
+Mode = frozenset[int]  # RowKind values a node emits
+Key = tuple[int, ...]  # column indexes
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    name: str
+    type: DataType
+
+
+@dataclass(frozen=True, kw_only=True)
+class Node:
+    node_id: int
+    inputs: tuple[Node, ...] = ()
+    fields: tuple[Field, ...] = ()
+    changelog_mode: Mode = frozenset()
+    upsert_keys: tuple[Key, ...] = ()
+
+    @property
+    def types(self) -> list[DataType]:
+        return [f.type for f in self.fields]
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+
+@dataclass(frozen=True)
+class Watermark:
+    """``WATERMARK FOR rowtime AS expr``: column index and the delay expression's result."""
+
+    rowtime: int
+    expr: Expr  # evaluated on the scan's output row, gives the watermark timestamp
+
+
+@dataclass(frozen=True, kw_only=True)
+class TableSourceScan(Node):
+    """Reads a table. Output row: physical columns, then metadata columns (in ``metadata`` order)."""
+
+    table: str
+    options: dict[str, str]
+    physical: tuple[Field, ...]
+    metadata: tuple[tuple[str, str, DataType], ...] = ()  # (column, key, type)
+    primary_key: tuple[str, ...] = ()
+    watermark: Watermark | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Calc(Node):
+    """Projection and filter fused: output = ``projection`` of rows where ``condition`` holds."""
+
+    projection: tuple[Expr, ...]
+    condition: Expr | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChangelogNormalize(Node):
+    """Turns an upsert stream (UA, D by key) into a full changelog; keeps the last row per key."""
+
+    key: Key
+
+
+@dataclass(frozen=True, kw_only=True)
+class DropUpdateBefore(Node):
+    pass
+
+
+@dataclass(frozen=True)
+class AggCall:
+    """One aggregate: ``function`` over input columns ``args``, e.g. SUM(2), COUNT() for COUNT(*).
+
+    ``filter_arg`` is the index of a BOOLEAN input column (``FILTER (WHERE ...)``).
+    ``params`` carries constant arguments (LISTAGG separator).
+    """
+
+    function: str  # COUNT, SUM, SUM0, AVG, MIN, MAX, LISTAGG, FIRST_VALUE, LAST_VALUE
+    args: Key
+    type: DataType
+    name: str
+    distinct: bool = False
+    filter_arg: int | None = None
+    params: tuple[object, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class GroupAggregate(Node):
+    """Output: group key columns, then one column per aggregate."""
+
+    group_keys: Key
+    aggs: tuple[AggCall, ...]
+
+    @property
+    def emits_update_before(self) -> bool:
+        return 1 in self.changelog_mode
+
+
+@dataclass(frozen=True, kw_only=True)
+class Join(Node):
+    """Regular streaming join. Output: left columns then right columns.
+
+    ``condition`` is the non-equi remainder over (left + right) columns.
+    ``left_unique_keys``/``right_unique_keys`` are the inputs' upsert keys (state layout hints).
+    """
+
+    join_type: str  # INNER, LEFT, RIGHT, FULL
+    left_keys: Key
+    right_keys: Key
+    condition: Expr | None = None
+    left_unique_keys: tuple[Key, ...] = ()
+    right_unique_keys: tuple[Key, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeltaJoin(Join):
+    """A join answered by looking up the other side's LMDB-indexed source mirror.
+
+    ``left_table``/``right_table`` name the mirrored source scans; ``left_index`` and
+    ``right_index`` the columns (of the mirrors' rows) each side is looked up by.
+    ``eventual`` gives VVR's EVENTUAL semantics (+I/+U only).
+    """
+
+    left_index: Key
+    right_index: Key
+    eventual: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rank(Node):
+    """ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..) with rank_start <= rn <= rank_end."""
+
+    partition_keys: Key
+    order_keys: tuple[tuple[int, bool, bool], ...]  # (column, ascending, nulls_first)
+    rank_start: int
+    rank_end: int | None
+    output_rank_number: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class Deduplicate(Node):
+    keys: Key
+    keep_last_row: bool
+    order_column: int | None = None  # time attribute column, None for processing time
+    is_rowtime: bool = False
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    kind: str  # TUMBLE, HOP, CUMULATE
+    time_column: int
+    size_ms: int
+    slide_ms: int | None = None  # HOP slide
+    step_ms: int | None = None  # CUMULATE step
+    offset_ms: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class WindowAggregate(Node):
+    """Output: group keys, aggregates, then window_start, window_end, window_time."""
+
+    window: WindowSpec
+    group_keys: Key
+    aggs: tuple[AggCall, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Union(Node):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class LookupJoin(Node):
+    """``JOIN t FOR SYSTEM_TIME AS OF ...``: probe an LMDB-backed table by ``lookup_keys``."""
+
+    join_type: str  # INNER, LEFT
+    table: str
+    options: dict[str, str]
+    table_fields: tuple[Field, ...]
+    probe_keys: Key  # columns of the stream input
+    lookup_keys: Key  # columns of the looked-up table
+    condition: Expr | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SinkUpsertMaterializer(Node):
+    key: Key
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sink(Node):
+    table: str
+    options: dict[str, str]
+    physical: tuple[Field, ...]
+    primary_key: tuple[str, ...] = ()
+    upsert_materialize: bool = False
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    """Every INSERT of a job (a statement set): one sink each, sharing source scans by node_id."""
+
+    sinks: tuple[Sink, ...]
+    settings: dict[str, str] = field(default_factory=dict)
+    functions: dict[str, str] = field(default_factory=dict)  # name -> 'module.attr'
+    fingerprint: str = ""  # hash of the plan; state written by another plan is refused
