@@ -1,0 +1,99 @@
+"""Plumbing shared by the json, raw, avro and Confluent Avro formats.
+
+Option checking (unknown option names fail with the list of valid ones) and the
+bad-input policy: a record that cannot be decoded either stops the job with a
+``FormatError`` naming topic/partition/offset, is counted and skipped, or is kept
+as a dead letter, as ``FormatSpec.on_error`` says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from deltaflow.formats.changelog import RawBatch, RowKind
+from deltaflow.formats.errors import DeltaflowError, FormatError
+from deltaflow.formats.spec import ON_ERROR_CHOICES, FormatSpec
+
+
+def check_options(fmt: str, options: dict[str, str], allowed: Iterable[str]) -> None:
+    """Raise ``DeltaflowError`` for an option ``fmt`` does not know, listing the known ones."""
+    known = sorted(allowed)
+    for key in options:
+        if key not in known:
+            valid = ", ".join(f"'{fmt}.{k}'" for k in known) or "none"
+            raise DeltaflowError(
+                f"unknown option '{fmt}.{key}' for format '{fmt}'; valid options are {valid}"
+            )
+
+
+def bool_option(fmt: str, options: dict[str, str], key: str, default: bool) -> bool:
+    text = options.get(key)
+    if text is None:
+        return default
+    lowered = text.strip().lower()
+    if lowered not in ("true", "false"):
+        raise DeltaflowError(f"option '{fmt}.{key}' must be 'true' or 'false', not {text!r}")
+    return lowered == "true"
+
+
+def choice_option(
+    fmt: str, options: dict[str, str], key: str, choices: tuple[str, ...], default: str
+) -> str:
+    text = options.get(key, default)
+    for choice in choices:
+        if text.upper() == choice.upper():
+            return choice
+    listed = ", ".join(f"'{c}'" for c in choices)
+    raise DeltaflowError(f"option '{fmt}.{key}' must be one of {listed}, not {text!r}")
+
+
+def on_error_policy(fmt: str, spec: FormatSpec) -> str:
+    """The bad-input policy; ``ignore-parse-errors = true`` means skip, as in Flink."""
+    if spec.on_error not in ON_ERROR_CHOICES:
+        raise DeltaflowError(
+            f"bad-input policy {spec.on_error!r} for format '{fmt}' is not one of "
+            + ", ".join(ON_ERROR_CHOICES)
+        )
+    if spec.on_error == "fail" and bool_option(fmt, spec.options, "ignore-parse-errors", False):
+        return "skip"
+    return spec.on_error
+
+
+class RecordDecoder:
+    """Base of the decoders here: changelog mode, counters and the bad-input policy."""
+
+    changelog_mode: frozenset[RowKind] = frozenset({RowKind.INSERT})
+
+    def __init__(self, fmt: str, on_error: str) -> None:
+        self.fmt = fmt
+        self.on_error = on_error
+        self.skipped = 0
+        self.dead_letters: list[tuple[str, int, int, bytes | None, str]] = []
+
+    def reject(self, raw: RawBatch, index: int, reason: str, hint: str | None = None) -> None:
+        """Apply the bad-input policy to record ``index`` of ``raw``; raises under "fail"."""
+        offset = raw.offsets[index] if index < len(raw.offsets) else None
+        value = raw.values[index]
+        if self.on_error == "skip":
+            self.skipped += 1
+            return
+        if self.on_error == "dead-letter":
+            self.dead_letters.append((raw.topic, raw.partition, offset or 0, value, reason))
+            return
+        raise FormatError(
+            f"cannot decode {self.fmt} record: {reason}",
+            topic=raw.topic,
+            partition=raw.partition,
+            offset=offset,
+            payload=value,
+            hint=f"Fix the producer, or set '{self.fmt}.ignore-parse-errors' = 'true' to skip "
+            "bad records"
+            if hint is None
+            else hint,
+        )
+
+
+def reason_of(exc: BaseException) -> str:
+    """A one-line reason from a conversion exception."""
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0]

@@ -1,0 +1,346 @@
+"""Per-type value converters of the JSON format, built once per schema.
+
+Decoding follows Flink's ``JsonToRowDataConverters``: numbers may arrive as JSON
+strings, a STRING column takes the text of any JSON value, BYTES are base64,
+TIMESTAMP is ``yyyy-MM-dd HH:mm:ss[.f]`` (SQL) or ``yyyy-MM-ddTHH:mm:ss[.f]``
+(ISO-8601), TIMESTAMP_LTZ the same with a trailing ``Z``, TIME ``HH:mm:ss`` (Flink
+keeps whole seconds only), DATE ``yyyy-MM-dd``. Encoding follows
+``RowDataToJsonConverters``: fractions are printed with as many digits as needed
+and no trailing zeros, DECIMAL as a JSON number.
+
+A converter takes a non-null value and returns the converted value, raising
+``ValueError`` / ``TypeError`` when the value does not fit; ``fast_type`` tells
+the row compiler which Python type needs no conversion at all.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import re
+from collections.abc import Callable
+from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
+
+import msgspec
+
+from deltaflow.formats.printing import java_double
+from deltaflow.formats.types import (
+    ARRAY,
+    BIGINT,
+    BINARY_ROOTS,
+    BOOLEAN,
+    DATE,
+    DECIMAL,
+    DOUBLE,
+    FLOAT,
+    INT,
+    MAP,
+    MULTISET,
+    NULL,
+    ROW,
+    SMALLINT,
+    STRING_ROOTS,
+    TIME,
+    TIMESTAMP,
+    TIMESTAMP_LTZ,
+    TINYINT,
+    DataType,
+)
+
+Conv = Callable[[object], object]
+
+INT_RANGES = {
+    TINYINT: (-(2**7), 2**7 - 1),
+    SMALLINT: (-(2**15), 2**15 - 1),
+    INT: (-(2**31), 2**31 - 1),
+    BIGINT: (-(2**63), 2**63 - 1),
+}
+_TS = re.compile(r"(\d{4})-(\d\d)-(\d\d)([ T])(\d\d):(\d\d)(?::(\d\d)(?:\.(\d{1,9}))?)?(Z?)\Z")
+_TIME = re.compile(r"(\d\d):(\d\d):(\d\d)(?:\.\d{1,9})?\Z")
+_DATE = re.compile(r"\d{4}-\d\d-\d\d\Z")
+_INT_TEXT = re.compile(r"\s*[+-]?\d+\s*\Z")
+_TEXT_OF = msgspec.json.Encoder(decimal_format="number")
+_WIDE = Context(prec=100)  # DECIMAL(38, s) values need more than the default 28 digits
+
+
+def has_decimal(dtype: DataType) -> bool:
+    """True if a DECIMAL is anywhere inside ``dtype`` (then JSON floats parse exactly)."""
+    if dtype.root == DECIMAL:
+        return True
+    inner = [dtype.element, dtype.value, *(t for _, t in dtype.fields)]
+    return any(t is not None and has_decimal(t) for t in inner)
+
+
+def fast_type(dtype: DataType) -> type | None:
+    """The decoded-JSON Python type that is already the right value for ``dtype``."""
+    root = dtype.root
+    if root in STRING_ROOTS:
+        return str
+    if root == BOOLEAN:
+        return bool
+    if root in (FLOAT, DOUBLE):
+        return float
+    return None
+
+
+# ---------------------------------------------------------------------------
+# decoding
+
+
+def decoder_for(dtype: DataType, iso: bool, fail_on_missing: bool) -> Conv:
+    """The converter of one non-null JSON value to the Python value of ``dtype``."""
+    root = dtype.root
+    if root in INT_RANGES:
+        return _int_reader(root)
+    if root in STRING_ROOTS:
+        return _text
+    if root in BINARY_ROOTS:
+        return _base64
+    if root == DECIMAL:
+        return decimal_reader(dtype.precision or 10, dtype.scale or 0)
+    if root == TIMESTAMP or root == TIMESTAMP_LTZ:
+        return _timestamp_reader(dtype, iso)
+    if root in (ARRAY, MAP, MULTISET, ROW):
+        return _nested_reader(dtype, iso, fail_on_missing)
+    simple = {BOOLEAN: _boolean, FLOAT: _double, DOUBLE: _double, DATE: _date, TIME: _time}
+    if root in simple:
+        return simple[root]
+    if root == NULL:
+        return lambda v: None
+    raise TypeError(f"the JSON format does not support type {dtype}")
+
+
+def _nested_reader(dtype: DataType, iso: bool, fail_on_missing: bool) -> Conv:
+    root = dtype.root
+    if root == ARRAY:
+        inner = decoder_for(dtype.element, iso, fail_on_missing)  # type: ignore[arg-type]
+        return lambda v: [None if x is None else inner(x) for x in _expect(v, list)]
+    if root in (MAP, MULTISET):
+        key = decoder_for(dtype.element, iso, fail_on_missing)  # type: ignore[arg-type]
+        value = decoder_for(dtype.value or DataType(INT), iso, fail_on_missing)
+        return lambda v: {
+            key(k): None if x is None else value(x) for k, x in _expect(v, dict).items()
+        }
+    names = [n for n, _ in dtype.fields]
+    convs = [decoder_for(t, iso, fail_on_missing) for _, t in dtype.fields]
+    pairs = list(zip(names, convs, strict=True))
+
+    def row(v: object) -> tuple:
+        obj = _expect(v, dict)
+        if fail_on_missing:
+            for name in names:
+                if name not in obj:
+                    raise ValueError(f"field {name!r} is missing")
+        return tuple(None if (x := obj.get(n)) is None else c(x) for n, c in pairs)
+
+    return row
+
+
+def _expect(value: object, kind: type) -> object:
+    if type(value) is not kind:
+        what = "JSON array" if kind is list else "JSON object"
+        raise TypeError(f"expected a {what}, got {_show(value)}")
+    return value
+
+
+def _show(value: object) -> str:
+    text = _TEXT_OF.encode(value).decode() if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:60] + "..."
+
+
+def _int_reader(root: str) -> Conv:
+    lo, hi = INT_RANGES[root]
+    truncates = root in (INT, BIGINT)  # Jackson's asInt/asLong truncate a JSON float
+
+    def read(v: object) -> int:
+        if type(v) is int:
+            n = v
+        elif truncates and isinstance(v, float | Decimal) and not isinstance(v, bool):
+            n = int(v)
+        elif isinstance(v, str) and _INT_TEXT.match(v):
+            n = int(v)
+        else:
+            raise ValueError(f"{_show(v)} is not a {root}")
+        if not lo <= n <= hi:
+            raise ValueError(f"{n} is out of range for {root}")
+        return n
+
+    return read
+
+
+def _boolean(v: object) -> bool:
+    if type(v) is bool:
+        return v
+    # Flink: Boolean.parseBoolean(text) - anything but "true" is false
+    return isinstance(v, str) and v.strip().lower() == "true"
+
+
+def _double(v: object) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float | Decimal | str):
+        raise ValueError(f"{_show(v)} is not a number")
+    return float(v.strip() if isinstance(v, str) else v)
+
+
+def _text(v: object) -> str:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return java_double(v)
+    if isinstance(v, int | Decimal):
+        return str(v)
+    return _TEXT_OF.encode(v).decode()
+
+
+def _base64(v: object) -> bytes:
+    if not isinstance(v, str):
+        raise ValueError(f"{_show(v)} is not a base64 string")
+    return base64.b64decode(v, validate=True)
+
+
+def decimal_reader(precision: int, scale: int) -> Conv:
+    """A number (or numeric text) as a Decimal with exactly ``scale`` digits, HALF_UP."""
+    quantum = Decimal(1).scaleb(-scale)
+    limit = Decimal(10) ** (precision - scale)
+
+    def read(v: object) -> Decimal:
+        if isinstance(v, bool):
+            raise ValueError(f"{_show(v)} is not a number")
+        try:
+            number = (
+                v if isinstance(v, Decimal) else Decimal(v.strip() if isinstance(v, str) else v)
+            )  # type: ignore[arg-type]
+            out = number.quantize(quantum, rounding=ROUND_HALF_UP, context=_WIDE)
+        except (InvalidOperation, TypeError):
+            raise ValueError(f"{_show(v)} is not a DECIMAL({precision}, {scale})") from None
+        if not out.is_finite() or abs(out) >= limit:
+            raise ValueError(f"{_show(v)} does not fit DECIMAL({precision}, {scale})")
+        return out
+
+    return read
+
+
+def _date(v: object) -> dt.date:
+    if not isinstance(v, str) or not _DATE.match(v):
+        raise ValueError(f"{_show(v)} is not a DATE 'yyyy-MM-dd'")
+    return dt.date.fromisoformat(v)
+
+
+def _time(v: object) -> dt.time:
+    match = _TIME.match(v) if isinstance(v, str) else None
+    if match is None:
+        raise ValueError(f"{_show(v)} is not a TIME 'HH:mm:ss'")
+    hour, minute, second = (int(g) for g in match.groups())
+    return dt.time(hour, minute, second)
+
+
+def _timestamp_reader(dtype: DataType, iso: bool) -> Conv:
+    ltz = dtype.root == TIMESTAMP_LTZ
+    sep = "T" if iso else " "
+    shape = f"yyyy-MM-dd{sep}HH:mm:ss[.SSS]" + ("Z" if ltz else "")
+    keep = 10 ** (6 - min(dtype.precision if dtype.precision is not None else 6, 6))
+
+    def read(v: object) -> dt.datetime:
+        match = _TS.match(v) if isinstance(v, str) else None
+        if match is None or match.group(4) != sep or (match.group(9) == "Z") != ltz:
+            raise ValueError(f"{_show(v)} is not a {dtype.root} {shape!r}")
+        y, mo, d, _, h, mi, s, frac, _ = match.groups()
+        micros = int((frac or "0")[:6].ljust(6, "0")) // keep * keep
+        return dt.datetime(
+            int(y), int(mo), int(d), int(h), int(mi), int(s or 0), micros,
+            tzinfo=dt.UTC if ltz else None,
+        )  # fmt: skip
+
+    return read
+
+
+# ---------------------------------------------------------------------------
+# encoding
+
+
+def fraction(micros: int) -> str:
+    """``.123`` for 123000 microseconds, nothing for 0 (java.time's appendFraction(0, 9))."""
+    return "." + f"{micros:06d}".rstrip("0") if micros else ""
+
+
+def timestamp_text(value: dt.datetime, iso: bool, ltz: bool) -> str:
+    if ltz and value.tzinfo is not None:
+        value = value.astimezone(dt.UTC)
+    sep = "T" if iso else " "
+    text = (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d}{sep}"
+        f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}{fraction(value.microsecond)}"
+    )
+    return text + "Z" if ltz else text
+
+
+class EncodeOptions:
+    """What the JSON encoder was asked for: timestamp standard, null map keys, decimals."""
+
+    def __init__(self, iso: bool, null_key_mode: str, null_key_literal: str, plain: bool) -> None:
+        self.iso = iso
+        self.null_key_mode = null_key_mode
+        self.null_key_literal = null_key_literal
+        self.plain = plain
+
+
+def encoder_for(dtype: DataType, opts: EncodeOptions) -> Conv | None:
+    """A converter of one non-null value to what msgspec writes; None when none is needed."""
+    root = dtype.root
+    if root == DECIMAL:
+        return (lambda v: msgspec.Raw(format(v, "f").encode())) if opts.plain else None
+    if root == TIME:
+        return lambda v: f"{v.hour:02d}:{v.minute:02d}:{v.second:02d}"  # type: ignore[attr-defined]
+    if root in (TIMESTAMP, TIMESTAMP_LTZ):
+        iso, ltz = opts.iso, root == TIMESTAMP_LTZ
+        return lambda v: timestamp_text(v, iso, ltz)  # type: ignore[arg-type]
+    if root == DATE:
+        return lambda v: v.isoformat()  # type: ignore[attr-defined]
+    if root == ARRAY:
+        inner = encoder_for(dtype.element, opts)  # type: ignore[arg-type]
+        if inner is None:
+            return None
+        return lambda v: [None if x is None else inner(x) for x in v]  # type: ignore[attr-defined]
+    if root in (MAP, MULTISET):
+        return _map_writer(dtype, opts)
+    if root == ROW:
+        return _row_writer(dtype, opts)
+    return None
+
+
+def _map_writer(dtype: DataType, opts: EncodeOptions) -> Conv:
+    if dtype.element is None or dtype.element.root not in STRING_ROOTS:
+        raise TypeError(f"the JSON format writes only string map keys, not {dtype}")
+    inner = encoder_for(dtype.value, opts) if dtype.value is not None else None
+    mode, literal = opts.null_key_mode, opts.null_key_literal
+
+    def write(v: object) -> dict:
+        out = {}
+        for key, x in v.items():  # type: ignore[attr-defined]
+            if key is None:
+                if mode == "FAIL":
+                    raise ValueError(
+                        "a MAP has a null key; set 'json.map-null-key.mode' to 'DROP' or "
+                        "'LITERAL' to write such maps"
+                    )
+                if mode == "DROP":
+                    continue
+                key = literal
+            out[key] = x if x is None or inner is None else inner(x)
+        return out
+
+    return write
+
+
+def _row_writer(dtype: DataType, opts: EncodeOptions) -> Conv:
+    names = [n for n, _ in dtype.fields]
+    convs = [encoder_for(t, opts) for _, t in dtype.fields]
+
+    def write(v: object) -> dict:
+        return {
+            n: x if x is None or c is None else c(x)
+            for n, c, x in zip(names, convs, v, strict=True)  # type: ignore[call-overload]
+        }
+
+    return write
