@@ -73,26 +73,19 @@ CREATE TABLE customer_shipments (
   'value.format' = 'json'
 );
 
--- Aggregate orders per purchaser first, then join the customer: the group key
--- (purchaser) and the customer's primary key are the same column, so the result
--- is keyed by customer_id exactly as the sink's primary key asks.
+-- Orders joined with their customer and product, aggregated per customer. The
+-- group key includes customer_id, the sink's primary key, so each customer has
+-- exactly one row in the output topic.
 INSERT INTO customer_shipments
 SELECT
   c.id,
   c.first_name,
   c.last_name,
   c.email,
-  t.order_count,
-  t.total_quantity,
-  t.total_weight
-FROM (
-  SELECT
-    o.purchaser,
-    COUNT(*) AS order_count,
-    SUM(CAST(o.quantity AS BIGINT)) AS total_quantity,
-    SUM(o.quantity * p.weight) AS total_weight
-  FROM orders AS o
-  JOIN products AS p ON o.product_id = p.id
-  GROUP BY o.purchaser
-) AS t
-JOIN customers AS c ON t.purchaser = c.id;
+  COUNT(*),
+  SUM(CAST(o.quantity AS BIGINT)),
+  SUM(o.quantity * p.weight)
+FROM orders AS o
+JOIN customers AS c ON o.purchaser = c.id
+JOIN products AS p ON o.product_id = p.id
+GROUP BY c.id, c.first_name, c.last_name, c.email;
