@@ -1,0 +1,58 @@
+"""The Flink SQL dialect: sqlglot's default dialect with Flink's lexical rules and window TVFs.
+
+Flink quotes identifiers with backticks and strings with single quotes, and its window
+table functions take a table argument: ``TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL ...)``,
+which sqlglot would read as a sub-select. ``/*+ OPTIONS(...) */`` table hints stay as
+comments on the table (read by the binder).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp, parser, tokens
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.tokens import TokenType
+
+WINDOW_TVFS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
+
+
+def _parse_window_tvf(self: Flink.Parser, name: str) -> exp.Expr:
+    args: list[exp.Expr] = []
+    while True:
+        arg = _window_tvf_arg(self)
+        if arg is None:
+            break
+        args.append(arg)
+        if not self._match(TokenType.COMMA):
+            break
+    return exp.Anonymous(this=name, expressions=args)
+
+
+def _window_tvf_arg(self: Flink.Parser) -> exp.Expr | None:
+    named = None
+    if self._curr and self._next and self._next.token_type == TokenType.FARROW:
+        named = self._curr.text.upper()
+        self._advance(2)
+    if self._match(TokenType.TABLE):
+        value: exp.Expr | None = self._parse_table_parts()
+    else:
+        value = self._parse_lambda()
+    if value is None or named is None:
+        return value
+    return exp.Kwarg(this=exp.var(named), expression=value)
+
+
+class Flink(Dialect):
+    NORMALIZE_FUNCTIONS = "upper"
+
+    class Tokenizer(tokens.Tokenizer):
+        IDENTIFIERS = ["`"]
+        QUOTES = ["'"]
+        STRING_ESCAPES = ["'"]
+        COMMANDS = tokens.Tokenizer.COMMANDS - {TokenType.EXECUTE}
+        KEYWORDS = {**tokens.Tokenizer.KEYWORDS, "EXPLAIN": TokenType.VAR}
+
+    class Parser(parser.Parser):
+        FUNCTION_PARSERS = {
+            **parser.Parser.FUNCTION_PARSERS,
+            **{name: (lambda self, n=name: _parse_window_tvf(self, n)) for name in WINDOW_TVFS},
+        }
