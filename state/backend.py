@@ -1,0 +1,294 @@
+"""``StateBackend``: the one LMDB environment of a job.
+
+Layers, as in Kafka Streams: LMDB sub-databases hold bytes; ``StateTable`` turns
+them into tuple keys and Python values with a write-back buffer; ``commit()`` is
+the transaction that writes every table's buffer plus the checkpoint metadata
+(source offsets, epoch) at once, so state and offsets can never disagree.
+
+LMDB rules kept here: open the environment in the process that uses it (never
+before ``fork()``); one read transaction at a time, renewed after each commit
+(a long-lived reader makes the file grow); one write transaction per commit,
+never per row; the map grows on demand (``MapFullError`` -> double, retry).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import lmdb
+import orjson
+
+from deltaflow.formats.errors import StateError
+from deltaflow.state.table import StateTable
+
+META_DB = b"__deltaflow__"
+FORMAT_KEY = "format"
+FORMAT_VERSION = 1
+MAX_DBS = 4096
+_FULL_DISK = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+
+
+class StateBackend:
+    """One LMDB environment per job; see the module docstring."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        map_size: int = 1 << 30,
+        create: bool = True,
+        durable: bool = True,
+    ) -> None:
+        self.path = Path(path)
+        self._pid = os.getpid()
+        self._env = _open_env(self.path, map_size, create, durable)
+        self._read: lmdb.Transaction | None = None
+        self._tables: dict[str, StateTable] = {}
+        self._dbs: dict[bytes, object] = {}
+        self._meta_db = self._open_meta(create)
+
+    # -- tables ---------------------------------------------------------------
+
+    def table(self, name: str) -> StateTable:
+        """The named table (an LMDB sub-database), created on first use."""
+        table = self._tables.get(name)
+        if table is None:
+            _check_name(name)
+            table = StateTable(self, name, self.db(name.encode(), create=True))
+            self._tables[name] = table
+        return table
+
+    def indexed(self, name: str, key_columns: list[int], indexes: dict[str, list[int]]):
+        """A mirror of a CDC table keyed by ``key_columns`` with secondary ``indexes``."""
+        from deltaflow.state.indexed import IndexedTable
+
+        return IndexedTable(self, name, key_columns, indexes)
+
+    def db(self, name: bytes, *, create: bool) -> object:
+        """The handle of a sub-database (opened once per environment)."""
+        handle = self._dbs.get(name)
+        if handle is None:
+            self._check_process()
+            try:
+                handle = self._env.open_db(name, create=create)
+            except lmdb.NotFoundError:
+                raise StateError(
+                    f"state directory {self.path} has no table {name.decode()!r}"
+                ) from None
+            except lmdb.Error as err:
+                raise _write_error(self.path, err) from err
+            self._dbs[name] = handle
+            self.end_read()  # a read transaction sees only handles opened before it began
+        return handle
+
+    # -- transactions ---------------------------------------------------------
+
+    def read_txn(self) -> lmdb.Transaction:
+        """The current read transaction (begun lazily, ended by every commit)."""
+        if self._read is None:
+            self._check_process()
+            self._read = self._env.begin(buffers=False)
+        return self._read
+
+    def end_read(self) -> None:
+        if self._read is not None:
+            self._read.abort()
+            self._read = None
+
+    def commit(self, meta: dict[str, object] | None = None) -> None:
+        """Write every table's buffered writes and ``meta`` in ONE transaction."""
+        writes = [(t.db, t.pending()) for t in self._tables.values() if t.has_pending()]
+        entries = [(key.encode(), orjson.dumps(value)) for key, value in (meta or {}).items()]
+        self.write(writes, entries)
+        for table in self._tables.values():
+            table.clear()
+
+    def write(
+        self,
+        writes: list[tuple[object, list[tuple[bytes, bytes | None]]]],
+        meta: list[tuple[bytes, bytes | None]],
+    ) -> None:
+        """One write transaction of encoded puts (value None = delete) and meta entries.
+
+        A full map is doubled and the transaction retried; any other LMDB failure
+        (a full disk) aborts it, so the last commit stays intact, and raises StateError.
+        """
+        self._check_process()
+        self.end_read()
+        while True:
+            try:
+                with self._env.begin(write=True) as txn:
+                    for db, items in writes:
+                        _apply(txn, db, items)
+                    _apply(txn, self._meta_db, meta)
+                return
+            except lmdb.MapFullError:
+                self._grow()
+            except lmdb.Error as err:
+                raise _write_error(self.path, err) from err
+
+    def discard(self) -> None:
+        """Drop every buffered, uncommitted write."""
+        for table in self._tables.values():
+            table.clear()
+
+    # -- metadata -------------------------------------------------------------
+
+    def meta(self, key: str) -> object | None:
+        """The last committed value of a meta entry, or None."""
+        data = self.read_txn().get(key.encode(), db=self._meta_db)
+        return None if data is None else orjson.loads(data)
+
+    def check_plan(self, fingerprint: str, description: str) -> None:
+        """Refuse a state directory written by a different job or plan."""
+        stored = self.meta("plan.fingerprint")
+        if stored is None:
+            entries = {"plan.fingerprint": fingerprint, "plan.description": description}
+            self.write([], [(k.encode(), orjson.dumps(v)) for k, v in entries.items()])
+            return
+        if stored != fingerprint:
+            raise StateError(
+                f"state directory {self.path} belongs to a different job or plan "
+                f"({self.meta('plan.description')}, fingerprint {stored}), not to this one "
+                f"({description}, fingerprint {fingerprint}); run this job with --state-dir "
+                f"pointing at a new directory, or delete {self.path} to start it from scratch"
+            )
+
+    # -- inspection -----------------------------------------------------------
+
+    def table_names(self) -> list[str]:
+        """Every table in the environment, in name order."""
+        cursor = self.read_txn().cursor()
+        return [name.decode() for name in cursor.iternext(values=False) if name != META_DB]
+
+    def stats(self) -> list[tuple[str, int, int]]:
+        """(table, committed entries, bytes of its pages) for every table."""
+        out = []
+        for name in self.table_names():
+            stat = self.read_txn().stat(self.db(name.encode(), create=False))
+            pages = stat["branch_pages"] + stat["leaf_pages"] + stat["overflow_pages"]
+            out.append((name, stat["entries"], pages * stat["psize"]))
+        return out
+
+    def close(self) -> None:
+        """Release the environment; buffered writes not committed are dropped."""
+        if self._env is not None:
+            self.end_read()
+            self._tables.clear()
+            self._env.close()
+            self._env = None
+
+    def __enter__(self) -> StateBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals ------------------------------------------------------------
+
+    def _open_meta(self, create: bool) -> object:
+        names = set()
+        with self._env.begin() as txn:
+            names = {name for name in txn.cursor().iternext(values=False)}
+        if META_DB not in names:
+            if not create:
+                raise StateError(
+                    f"{self.path} is not a deltaflow state directory (an LMDB environment "
+                    "without deltaflow metadata); pass the --state-dir of a deltaflow job"
+                )
+            handle = self.db(META_DB, create=True)
+            version = orjson.dumps(FORMAT_VERSION)
+            with self._env.begin(write=True) as txn:
+                txn.put(FORMAT_KEY.encode(), version, db=handle)
+            return handle
+        handle = self.db(META_DB, create=False)
+        with self._env.begin() as txn:
+            data = txn.get(FORMAT_KEY.encode(), db=handle)
+        if data is None or orjson.loads(data) != FORMAT_VERSION:
+            raise StateError(
+                f"state directory {self.path} was written by an incompatible deltaflow "
+                f"(state format {data!r}, this one reads {FORMAT_VERSION}); replay the job "
+                "into a new --state-dir"
+            )
+        return handle
+
+    def _grow(self) -> None:
+        size = self._env.info()["map_size"] * 2
+        try:
+            self._env.set_mapsize(size)
+        except lmdb.Error as err:
+            raise StateError(
+                f"state directory {self.path}: cannot grow the LMDB map to {size} bytes ({err}); "
+                "free disk space or memory and restart the job, it resumes from the last checkpoint"
+            ) from err
+
+    def _check_process(self) -> None:
+        if self._env is None:
+            raise StateError(f"state directory {self.path} is closed")
+        if os.getpid() != self._pid:
+            raise StateError(
+                f"state directory {self.path} was opened in another process (before a fork); "
+                "open the StateBackend in the process that uses it"
+            )
+
+
+def _apply(txn: lmdb.Transaction, db: object, items: list[tuple[bytes, bytes | None]]) -> None:
+    cursor = txn.cursor(db=db)
+    puts = [(k, v) for k, v in items if v is not None]
+    if puts:
+        cursor.putmulti(puts)
+    for key, value in items:
+        if value is None:
+            txn.delete(key, db=db)
+
+
+def _open_env(path: Path, map_size: int, create: bool, durable: bool) -> lmdb.Environment:
+    if not path.exists():
+        if not create:
+            raise StateError(
+                f"state directory {path} does not exist; pass the --state-dir of a job"
+            )
+        path.mkdir(mode=0o700, parents=True)
+    elif not path.is_dir():
+        raise StateError(f"state directory {path} is not a directory; pass a directory path")
+    elif not create and not (path / "data.mdb").exists():
+        raise StateError(
+            f"{path} is not a deltaflow state directory (no data.mdb); pass the --state-dir of a job"
+        )
+    try:
+        return lmdb.open(
+            str(path),
+            map_size=map_size,
+            max_dbs=MAX_DBS,
+            create=create,
+            sync=durable,
+            metasync=durable,
+            readahead=False,
+            mode=0o600,
+        )
+    except lmdb.Error as err:
+        raise StateError(f"cannot open state directory {path}: {err}") from err
+
+
+def _write_error(path: Path, err: lmdb.Error) -> StateError:
+    code = getattr(err, "args", (None,))[0] if isinstance(err, OSError) else None
+    text = str(err)
+    full = code in _FULL_DISK or any(os.strerror(c) in text for c in _FULL_DISK)
+    if full:
+        return StateError(
+            f"state directory {path}: the disk is full ({text}); the last checkpoint is intact, "
+            "free space and restart the job to resume from it"
+        )
+    return StateError(
+        f"state directory {path}: LMDB write failed ({text}); the last checkpoint is intact, "
+        "restart the job to resume from it"
+    )
+
+
+def _check_name(name: str) -> None:
+    if not name or name.startswith("__") or "\x00" in name:
+        raise StateError(
+            f"invalid state table name {name!r}: use a non-empty name not starting with '__'"
+        )

@@ -1,0 +1,178 @@
+"""``StateTable``: one named LMDB sub-database of tuple keys and Python values.
+
+Writes are buffered in a dict until ``StateBackend.commit()`` writes every table's
+buffer in one transaction; reads see the buffered writes first. Keys are encoded
+with ``deltaflow.state.keys`` (so LMDB order is tuple order), values with
+``deltaflow.state.values``. Do not change a value object after ``put``: the buffer
+holds the object itself and encodes it at commit.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, insort
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from deltaflow.state.keys import EMPTY, decode_key, encode_key, prefix_end
+from deltaflow.state.values import decode_value, encode_value
+
+if TYPE_CHECKING:
+    from deltaflow.state.backend import StateBackend
+
+DELETED = object()  # buffer marker: the key is deleted
+_MISSING = object()
+_INSORT_LIMIT = 1024  # beyond this many buffered keys, re-sort on the next scan instead
+
+
+class StateTable:
+    """A keyed table with write-back buffering; see the module docstring."""
+
+    def __init__(self, backend: StateBackend, name: str, db: object) -> None:
+        self.name = name
+        self._backend = backend
+        self._db = db
+        self._buffer: dict[bytes, object] = {}
+        self._sorted: list[bytes] | None = []  # buffered keys in order; None = re-sort
+
+    # -- reads ----------------------------------------------------------------
+
+    def get(self, key: tuple) -> object | None:
+        """The value of ``key`` (buffered or committed), or None."""
+        return self.get_encoded(encode_key(key) or EMPTY)
+
+    def get_encoded(self, kb: bytes) -> object | None:
+        value = self._buffer.get(kb, _MISSING)
+        if value is _MISSING:
+            data = self._backend.read_txn().get(kb, db=self._db)
+            return None if data is None else decode_value(data)
+        return None if value is DELETED else value
+
+    def get_many(self, keys: list[tuple]) -> list[object | None]:
+        """The values of ``keys`` in input order; LMDB is read in key order."""
+        return self.get_many_encoded([encode_key(k) or EMPTY for k in keys])
+
+    def get_many_encoded(self, encoded: list[bytes]) -> list[object | None]:
+        buffer = self._buffer
+        misses = sorted({kb for kb in encoded if kb not in buffer})
+        stored: dict[bytes, bytes] = {}
+        if misses:
+            cursor = self._backend.read_txn().cursor(db=self._db)
+            stored = dict(cursor.getmulti(misses))
+        out: list[object | None] = []
+        for kb in encoded:
+            value = buffer.get(kb, _MISSING)
+            if value is _MISSING:
+                data = stored.get(kb)
+                out.append(None if data is None else decode_value(data))
+            else:
+                out.append(None if value is DELETED else value)
+        return out
+
+    def scan_prefix(self, prefix: tuple) -> Iterator[tuple[tuple, object]]:
+        """Every (key, value) whose key starts with ``prefix``, in key order.
+
+        Buffered writes are merged in. Consume the iterator before the next commit.
+        """
+        for kb, value in self.scan_encoded(encode_key(prefix)):
+            yield decode_key(kb), value
+
+    def scan_encoded(self, prefix: bytes) -> Iterator[tuple[bytes, object]]:
+        buffered = self._buffered_range(prefix)
+        stored = self._stored_range(prefix)
+        pending = next(buffered, None)
+        for kb, data in stored:
+            while pending is not None and pending[0] < kb:
+                if pending[1] is not DELETED:
+                    yield pending
+                pending = next(buffered, None)
+            if pending is not None and pending[0] == kb:
+                if pending[1] is not DELETED:
+                    yield pending
+                pending = next(buffered, None)
+            else:
+                yield kb, decode_value(data)
+        while pending is not None:
+            if pending[1] is not DELETED:
+                yield pending
+            pending = next(buffered, None)
+
+    def items(self) -> list[tuple[tuple, object]]:
+        """Every (key, value) in key order (for tests and inspection)."""
+        return list(self.scan_prefix(()))
+
+    def __len__(self) -> int:
+        txn = self._backend.read_txn()
+        count = txn.stat(self._db)["entries"]
+        for kb, value in self._buffer.items():
+            exists = txn.get(kb, db=self._db) is not None
+            if value is DELETED:
+                count -= exists
+            else:
+                count += not exists
+        return count
+
+    # -- writes -----------------------------------------------------------------
+
+    def put(self, key: tuple, value: object) -> None:
+        """Set ``key`` to ``value`` (buffered until the backend commits)."""
+        self.put_encoded(encode_key(key) or EMPTY, value)
+
+    def delete(self, key: tuple) -> None:
+        """Remove ``key`` (buffered until the backend commits)."""
+        self.put_encoded(encode_key(key) or EMPTY, DELETED)
+
+    def put_encoded(self, kb: bytes, value: object) -> None:
+        if kb not in self._buffer and self._sorted is not None:
+            if len(self._sorted) < _INSORT_LIMIT:
+                insort(self._sorted, kb)
+            else:
+                self._sorted = None
+        self._buffer[kb] = value
+
+    def delete_encoded(self, kb: bytes) -> None:
+        self.put_encoded(kb, DELETED)
+
+    # -- for the backend ----------------------------------------------------------
+
+    @property
+    def db(self) -> object:
+        return self._db
+
+    def pending(self) -> list[tuple[bytes, bytes | None]]:
+        """The buffered writes, encoded and in key order (None = delete)."""
+        return [
+            (kb, None if value is DELETED else encode_value(value))
+            for kb, value in sorted(self._buffer.items(), key=_first)
+        ]
+
+    def has_pending(self) -> bool:
+        return bool(self._buffer)
+
+    def clear(self) -> None:
+        self._buffer = {}
+        self._sorted = []
+
+    def _buffered_range(self, prefix: bytes) -> Iterator[tuple[bytes, object]]:
+        if not self._buffer:
+            return iter(())
+        if self._sorted is None:
+            self._sorted = sorted(self._buffer)
+        keys = self._sorted
+        end = prefix_end(prefix)
+        start = bisect_left(keys, prefix)
+        stop = len(keys) if end is None else bisect_left(keys, end, start)
+        buffer = self._buffer
+        return iter([(kb, buffer[kb]) for kb in keys[start:stop]])
+
+    def _stored_range(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+        cursor = self._backend.read_txn().cursor(db=self._db)
+        if not (cursor.set_range(prefix) if prefix else cursor.first()):
+            return
+        for kb, data in cursor:
+            if not kb.startswith(prefix):
+                return
+            yield kb, data
+
+
+def _first(item: tuple[bytes, object]) -> bytes:
+    return item[0]
