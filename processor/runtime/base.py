@@ -1,0 +1,78 @@
+"""What every runtime operator shares: the operator protocol and the runtime context."""
+
+from __future__ import annotations
+
+import datetime as dt
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from operator import itemgetter
+
+from deltaflow.formats.changelog import Batch
+
+MIN_WATERMARK = -(1 << 63)
+MAX_WATERMARK = (1 << 63) - 1
+
+_EPOCH = dt.datetime(1970, 1, 1)
+_EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_MS = dt.timedelta(milliseconds=1)
+
+
+@dataclass
+class RuntimeContext:
+    """Job-wide runtime settings, read once from the plan's ``SET`` options."""
+
+    time_zone: str = "UTC"
+    mini_batch: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: dict[str, str]) -> RuntimeContext:
+        mini = settings.get("table.exec.mini-batch.enabled", "false").strip().lower() == "true"
+        return cls(time_zone=settings.get("table.local-time-zone", "UTC"), mini_batch=mini)
+
+    def eval_context(self):
+        from deltaflow.processor.exprs.compile import EvalContext
+
+        return EvalContext(time_zone=self.time_zone)
+
+
+class Operator(ABC):
+    """One node of the graph. ``process`` takes the batch arriving on input ``port``."""
+
+    @abstractmethod
+    def process(self, batch: Batch, port: int = 0) -> Batch: ...
+
+    def on_watermark(self, watermark: int) -> Batch:
+        """Called when the node's input watermark (epoch ms) advances; event-time operators fire."""
+        return Batch()
+
+    def flush(self) -> Batch:
+        """Empties buffers before a checkpoint."""
+        return Batch()
+
+
+def key_getter(indexes: tuple[int, ...]) -> Callable[[tuple], tuple]:
+    """A function returning the columns ``indexes`` of a row, always as a tuple."""
+    if not indexes:
+        return lambda row: ()
+    if len(indexes) == 1:
+        (i,) = indexes
+        return lambda row: (row[i],)
+    return itemgetter(*indexes)
+
+
+def epoch_ms(value: object) -> int:
+    """A TIMESTAMP (naive: read as UTC, as Flink's TimestampData does) or TIMESTAMP_LTZ in ms."""
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            return (value - _EPOCH) // _MS
+        return (value - _EPOCH_UTC) // _MS
+    if isinstance(value, int):
+        return value
+    raise TypeError(f"not a time attribute value: {value!r}")
+
+
+def from_epoch_ms(ms: int, aware: bool) -> dt.datetime:
+    if aware:
+        return _EPOCH_UTC + ms * _MS
+    return _EPOCH + ms * _MS

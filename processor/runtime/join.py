@@ -1,0 +1,163 @@
+"""Regular streaming join: Flink's StreamingJoinOperator, on batches.
+
+Each side keeps, per join key, its rows with a count of copies and (for an outer
+side) the number of rows of the other side each one matches. For every input
+record, in order, Flink's rules:
+
+- an addition on an outer side with no match emits ``+I[row, nulls]``; with matches
+  it emits ``+I`` joined rows;
+- an addition on the inner side first retracts ``-D[nulls, other]`` for every outer
+  row of the other side that had no match yet; joined rows then keep the input's
+  kind (``+I``/``+U``) when the other side is inner, else they are ``+I``;
+- a retraction emits the joined rows with the input's kind (``-U``/``-D``), or
+  ``-D`` when the input side is outer (``-D[row, nulls]`` when nothing matched),
+  and re-emits ``+I[nulls, other]`` for outer rows of the other side that lose their
+  last match.
+
+The non-equi ``condition`` filters the pairs; a NULL in a join key matches nothing.
+State is read once per distinct key of the batch and written once per touched key.
+"""
+
+from __future__ import annotations
+
+from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
+from deltaflow.processor.plan import Join
+from deltaflow.processor.runtime.base import Operator, key_getter
+
+_OUTER = {
+    "INNER": (False, False),
+    "LEFT": (True, False),
+    "RIGHT": (False, True),
+    "FULL": (True, True),
+}
+
+
+class _Side:
+    """One input's rows by join key: key -> {row: [copies, matches]}."""
+
+    def __init__(self, table, width: int, outer: bool) -> None:
+        self.table = table
+        self.nulls = (None,) * width
+        self.outer = outer
+        self.loaded: dict[tuple, dict[tuple, list[int]]] = {}
+        self.dirty: set[tuple] = set()
+
+    def load(self, keys: list[tuple]) -> None:
+        missing = [k for k in keys if k not in self.loaded]
+        for key, raw in zip(missing, self.table.get_many(missing), strict=True):
+            self.loaded[key] = {} if raw is None else {row: [n, m] for row, n, m in raw}
+
+    def store(self) -> None:
+        for key in self.dirty:
+            entries = self.loaded[key]
+            if entries:
+                self.table.put(key, [(row, n, m) for row, (n, m) in entries.items()])
+            else:
+                self.table.delete(key)
+        self.dirty.clear()
+        self.loaded.clear()
+
+
+class JoinOperator(Operator):
+    def __init__(self, node: Join, backend, ctx) -> None:
+        self.node = node
+        left_width = len(node.inputs[0].fields)
+        right_width = len(node.inputs[1].fields)
+        left_outer, right_outer = _OUTER[node.join_type.upper()]
+        prefix = f"{node.node_id}:Join"
+        self.sides = (
+            _Side(backend.table(f"{prefix}:left"), left_width, left_outer),
+            _Side(backend.table(f"{prefix}:right"), right_width, right_outer),
+        )
+        self.key_of = (key_getter(node.left_keys), key_getter(node.right_keys))
+        self.condition = None
+        if node.condition is not None:
+            from deltaflow.processor.exprs.compile import compile_predicate
+
+            self.condition = compile_predicate(node.condition, ctx.eval_context())
+
+    def process(self, batch: Batch, port: int = 0) -> Batch:
+        if not batch:
+            return Batch()
+        is_left = port == 0
+        mine, other = (self.sides[0], self.sides[1]) if is_left else (self.sides[1], self.sides[0])
+        keys = [self.key_of[port](r) for r in batch.rows]
+        distinct = list(dict.fromkeys(keys))
+        mine.load(distinct)
+        other.load(distinct)
+        out = Batch()
+        for kind, row, key in zip(batch.kinds, batch.rows, keys, strict=True):
+            self._one(out, kind, row, key, mine, other, is_left)
+        mine.store()
+        other.store()
+        return out
+
+    def _matches(self, row: tuple, key: tuple, other: _Side, is_left: bool) -> list:
+        """Entries ``(other_row, [copies, matches])`` of the other side that join ``row``."""
+        if None in key:
+            return []
+        entries = other.loaded[key]
+        cond = self.condition
+        if cond is None:
+            return list(entries.items())
+        if is_left:
+            return [(o, e) for o, e in entries.items() if cond(row + o)]
+        return [(o, e) for o, e in entries.items() if cond(o + row)]
+
+    def _one(
+        self,
+        out: Batch,
+        kind: int,
+        row: tuple,
+        key: tuple,
+        mine: _Side,
+        other: _Side,
+        is_left: bool,
+    ) -> None:
+        matches = self._matches(row, key, other, is_left)
+        entries = mine.loaded[key]
+        mine.dirty.add(key)
+        if matches and other.outer:
+            other.dirty.add(key)
+        joined = (lambda o: row + o) if is_left else (lambda o: o + row)
+        padded_other = (lambda o: mine.nulls + o) if is_left else (lambda o: o + mine.nulls)
+        if ADDS[kind]:
+            n_matched = sum(e[0] for _, e in matches)
+            entry = entries.get(row)
+            if entry is None:
+                entries[row] = [1, n_matched]
+            else:
+                entry[0] += 1
+                entry[1] = n_matched
+            if mine.outer and not matches:
+                out.append(INSERT, row + other.nulls if is_left else other.nulls + row)
+                return
+            if other.outer:
+                for o, e in matches:
+                    if e[1] == 0:
+                        for _ in range(e[0]):
+                            out.append(DELETE, padded_other(o))
+                    e[1] += 1
+            out_kind = INSERT if (mine.outer or other.outer) else kind
+        else:
+            entry = entries.get(row)
+            if entry is not None:
+                if entry[0] <= 1:
+                    del entries[row]
+                else:
+                    entry[0] -= 1
+            if not matches:
+                if mine.outer:
+                    out.append(DELETE, row + other.nulls if is_left else other.nulls + row)
+                return
+            out_kind = DELETE if mine.outer else kind
+        for o, e in matches:
+            jr = joined(o)
+            for _ in range(e[0]):
+                out.append(out_kind, jr)
+        if not ADDS[kind] and other.outer:
+            for o, e in matches:
+                if e[1] == 1:
+                    for _ in range(e[0]):
+                        out.append(INSERT, padded_other(o))
+                e[1] -= 1

@@ -1,0 +1,159 @@
+"""Keyed last-row operators: ChangelogNormalize, Deduplicate, SinkUpsertMaterializer.
+
+``ChangelogNormalize`` and keep-last ``Deduplicate`` follow Flink's
+``processLastRowAndGenerateUpdateBefore``: per key the last row is kept; an
+addition emits ``+I`` (no previous row) or ``-U(previous)``/``+U(row)`` (``-U``
+only when the node's changelog mode has UB), an addition identical to the
+previous row emits nothing (state TTL off), a retraction emits ``-D`` of the
+stored row (which carries every column even when the input is an upsert delete
+with only the key) and forgets it.
+
+``SinkUpsertMaterializer`` keeps, per sink key, the list of rows the changelog
+added: an addition replaces an equal row or is appended and is emitted as ``+I``
+(list was empty) or ``+U``; a retraction removes the first equal row and emits
+``-D`` when the list becomes empty, ``+U`` of the new last row when the removed
+row was the last, and nothing otherwise.
+
+With mini-batch, ChangelogNormalize keeps only each key's last change of a batch.
+"""
+
+from __future__ import annotations
+
+from deltaflow.formats.changelog import ADDS, DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch
+from deltaflow.processor.plan import ChangelogNormalize, Deduplicate, SinkUpsertMaterializer
+from deltaflow.processor.runtime.base import Operator, epoch_ms, key_getter
+
+
+def _load(table, keys: list[tuple]) -> dict[tuple, object]:
+    distinct = list(dict.fromkeys(keys))
+    return dict(zip(distinct, table.get_many(distinct), strict=True))
+
+
+def _store(table, values: dict[tuple, object]) -> None:
+    for key, value in values.items():
+        if value is None:
+            table.delete(key)
+        else:
+            table.put(key, value)
+
+
+def _last_row(out: Batch, kind: int, row: tuple, prev: tuple | None, ub: bool) -> tuple | None:
+    """One change folded into a key's last row; returns the new last row."""
+    if ADDS[kind]:
+        if prev is None:
+            out.append(INSERT, row)
+        elif prev != row:
+            if ub:
+                out.append(UPDATE_BEFORE, prev)
+            out.append(UPDATE_AFTER, row)
+        return row
+    if prev is not None:
+        out.append(DELETE, prev)
+    return None
+
+
+class ChangelogNormalizeOperator(Operator):
+    def __init__(self, node: ChangelogNormalize, backend, ctx) -> None:
+        self.key_of = key_getter(node.key)
+        self.state = backend.table(f"{node.node_id}:ChangelogNormalize:last")
+        self.ub = 1 in node.changelog_mode
+        self.mini_batch = ctx.mini_batch
+
+    def process(self, batch: Batch, port: int = 0) -> Batch:
+        if not batch:
+            return Batch()
+        kinds, rows = batch.kinds, batch.rows
+        keys = [self.key_of(r) for r in rows]
+        last = _load(self.state, keys)
+        out = Batch()
+        if self.mini_batch:
+            final = {key: i for i, key in enumerate(keys)}
+            positions = sorted(final.values())
+        else:
+            positions = range(len(keys))
+        for i in positions:
+            key = keys[i]
+            last[key] = _last_row(out, kinds[i], rows[i], last[key], self.ub)  # type: ignore[arg-type]
+        _store(self.state, last)
+        return out
+
+
+class DeduplicateOperator(Operator):
+    """Keep-first or keep-last row per key, on processing time (arrival) or a rowtime column."""
+
+    def __init__(self, node: Deduplicate, backend, ctx) -> None:
+        self.key_of = key_getter(node.keys)
+        self.state = backend.table(f"{node.node_id}:Deduplicate:row")
+        self.ub = 1 in node.changelog_mode
+        self.keep_last = node.keep_last_row
+        self.rowtime = node.order_column if node.is_rowtime else None
+
+    def process(self, batch: Batch, port: int = 0) -> Batch:
+        if not batch:
+            return Batch()
+        keys = [self.key_of(r) for r in batch.rows]
+        last = _load(self.state, keys)
+        out = Batch()
+        for kind, row, key in zip(batch.kinds, batch.rows, keys, strict=True):
+            prev = last[key]
+            if self.rowtime is None and self.keep_last:
+                last[key] = _last_row(out, kind, row, prev, self.ub)  # type: ignore[arg-type]
+            elif ADDS[kind] and self._replaces(prev, row):  # type: ignore[arg-type]
+                if prev is None:
+                    out.append(INSERT, row)
+                else:
+                    if self.ub:
+                        out.append(UPDATE_BEFORE, prev)  # type: ignore[arg-type]
+                    out.append(UPDATE_AFTER, row)
+                last[key] = row
+        _store(self.state, last)
+        return out
+
+    def _replaces(self, prev: tuple | None, row: tuple) -> bool:
+        if prev is None:
+            return True
+        if self.rowtime is None:
+            return False  # keep-first on arrival order
+        now, before = epoch_ms(row[self.rowtime]), epoch_ms(prev[self.rowtime])
+        return now >= before if self.keep_last else now < before
+
+
+class UpsertMaterializer:
+    def __init__(self, node_id: int, key: tuple[int, ...], backend) -> None:
+        self.key_of = key_getter(key)
+        self.state = backend.table(f"{node_id}:SinkUpsertMaterializer:rows")
+
+    def process(self, batch: Batch) -> Batch:
+        if not batch:
+            return Batch()
+        keys = [self.key_of(r) for r in batch.rows]
+        lists = {k: list(v) if v else [] for k, v in _load(self.state, keys).items()}
+        out = Batch()
+        for kind, row, key in zip(batch.kinds, batch.rows, keys, strict=True):
+            values = lists[key]
+            if ADDS[kind]:
+                out.append(UPDATE_AFTER if values else INSERT, row)
+                try:
+                    values[values.index(row)] = row
+                except ValueError:
+                    values.append(row)
+                continue
+            try:
+                index = values.index(row)
+            except ValueError:
+                continue  # a retraction of a row never added: Flink logs and ignores it
+            del values[index]
+            if not values:
+                out.append(DELETE, row)
+            elif index == len(values):
+                out.append(UPDATE_AFTER, values[-1])
+        _store(self.state, {k: v or None for k, v in lists.items()})
+        return out
+
+
+class SinkUpsertMaterializerOperator(Operator):
+    def __init__(self, node: SinkUpsertMaterializer, backend, ctx) -> None:
+        self.inner = UpsertMaterializer(node.node_id, node.key, backend)
+
+    def process(self, batch: Batch, port: int = 0) -> Batch:
+        return self.inner.process(batch)

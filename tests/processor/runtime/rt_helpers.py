@@ -1,0 +1,79 @@
+"""Changelog text (``+I[1, 10]``) in and out, and plan nodes built by hand, for runtime tests."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from deltaflow.formats.changelog import Batch, RowKind
+from deltaflow.formats.printing import row_printer
+from deltaflow.formats.types import DataType, parse_type
+from deltaflow.processor.plan import Field, TableSourceScan
+
+ALL = frozenset({0, 1, 2, 3})
+NO_UB = frozenset({0, 2, 3})
+INSERT_ONLY = frozenset({0})
+
+
+def types(*names: str) -> list[DataType]:
+    return [parse_type(n) for n in names]
+
+
+def _value(text: str, dtype: DataType) -> object:
+    if text == "null":
+        return None
+    root = dtype.root
+    if dtype.is_integer:
+        return int(text)
+    if root == "DECIMAL":
+        return Decimal(text)
+    if root in ("DOUBLE", "FLOAT"):
+        return float(text)
+    if root == "BOOLEAN":
+        return text == "true"
+    if root == "TIMESTAMP":
+        return dt.datetime.fromisoformat(text)
+    if root == "TIMESTAMP_LTZ":
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return text
+
+
+def parse_changelog(text: str, column_types: list[DataType]) -> Batch:
+    """Lines like ``+I[1, Alice]`` as a batch of typed rows (``, `` separates fields)."""
+    out = Batch()
+    for line in text.splitlines():
+        line = line.strip("\n")
+        if not line.strip():
+            continue
+        kind = RowKind.parse(line[:2])
+        parts = line[3:-1].split(", ")
+        if len(parts) != len(column_types):
+            raise ValueError(f"{line!r} has {len(parts)} fields, expected {len(column_types)}")
+        out.append(kind, tuple(_value(p, t) for p, t in zip(parts, column_types, strict=True)))
+    return out
+
+
+def show(batch: Batch, column_types: list[DataType]) -> list[str]:
+    printer = row_printer(column_types)
+    return [printer(k, r) for k, r in zip(batch.kinds, batch.rows, strict=True)]
+
+
+def fields(column_types: list[DataType], prefix: str = "c") -> tuple[Field, ...]:
+    return tuple(Field(f"{prefix}{i}", t) for i, t in enumerate(column_types))
+
+
+def scan(node_id: int, column_types: list[DataType], mode=ALL, **kw) -> TableSourceScan:
+    fs = fields(column_types)
+    return TableSourceScan(
+        node_id=node_id,
+        fields=fs,
+        changelog_mode=mode,
+        table=f"t{node_id}",
+        options={},
+        physical=fs,
+        **kw,
+    )
+
+
+def lines(text: str) -> list[str]:
+    return [ln for ln in text.strip("\n").splitlines() if ln.strip()]
