@@ -1,0 +1,121 @@
+"""The connector contract the runtime calls: table specs, sources, sinks, and the factory.
+
+A source opens at a position (or at its table's startup mode), polls decoded batches,
+reports a JSON-able position after the last record returned, and says when a bounded
+read is finished. A sink writes batches and flushes them before a deadline.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from deltaflow.formats.changelog import Batch, RowKind
+from deltaflow.formats.errors import ConnectorError
+from deltaflow.formats.types import DataType
+
+# Connector name -> module implementing it. Each module has ``open_source(spec, bootstrap,
+# start)``, ``source_mode(spec)`` (for sources) and ``open_sink(spec, bootstrap, out)``,
+# ``sink_mode(spec)`` (for sinks).
+CONNECTORS = {
+    "kafka": "deltaflow.connectors.kafka",
+    "upsert-kafka": "deltaflow.connectors.upsert_kafka",
+    "filesystem": "deltaflow.connectors.filesystem",
+    "datagen": "deltaflow.connectors.datagen",
+    "print": "deltaflow.connectors.print_sink",
+    "blackhole": "deltaflow.connectors.print_sink",
+}
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A table as the catalog declares it.
+
+    ``metadata``: (column, key as written in SQL such as ``value.source.timestamp``,
+    ``topic``, ``partition``, ``offset``, ``timestamp``, ``headers``, type), appended
+    after the physical columns in this order.
+    """
+
+    name: str
+    options: dict[str, str]
+    physical: list[tuple[str, DataType]]
+    metadata: list[tuple[str, str, DataType]] = field(default_factory=list)
+    primary_key: list[str] = field(default_factory=list)
+
+    @property
+    def column_names(self) -> list[str]:
+        return [n for n, _ in self.physical] + [n for n, _, _ in self.metadata]
+
+
+class Source(Protocol):
+    changelog_mode: frozenset[RowKind]
+
+    def open(self, resume: dict | None = None) -> None: ...
+    def poll(self, max_records: int, timeout: float) -> Batch: ...
+    def position(self) -> dict: ...
+    def finished(self) -> bool: ...
+    def progress(self) -> tuple[int, int | None]: ...
+    def close(self) -> None: ...
+
+
+class Sink(Protocol):
+    accepted_mode: frozenset[RowKind]
+
+    def write(self, batch: Batch) -> None: ...
+    def flush(self, timeout: float) -> None: ...
+    def close(self) -> None: ...
+
+
+ALL_KINDS = frozenset(RowKind)
+INSERT_ONLY = frozenset({RowKind.INSERT})
+UPSERT_KINDS = frozenset({RowKind.UPDATE_AFTER, RowKind.DELETE})
+
+
+def _module(spec: TableSpec, role: str):
+    name = spec.options.get("connector")
+    if not name:
+        raise ConnectorError(
+            f"table '{spec.name}': option 'connector' is required; choose one of: "
+            + ", ".join(CONNECTORS)
+        )
+    path = CONNECTORS.get(name)
+    if path is None:
+        raise ConnectorError(
+            f"table '{spec.name}': unknown connector '{name}'; choose one of: "
+            + ", ".join(CONNECTORS)
+        )
+    module = importlib.import_module(path)
+    if not hasattr(module, f"open_{role}"):
+        which = [
+            n for n, p in CONNECTORS.items() if hasattr(importlib.import_module(p), f"open_{role}")
+        ]
+        raise ConnectorError(
+            f"table '{spec.name}': connector '{name}' cannot be used as a {role}; "
+            f"{role} connectors are: " + ", ".join(which)
+        )
+    return module
+
+
+def create_source(
+    spec: TableSpec, *, bootstrap: str | None = None, start: str | None = None
+) -> Source:
+    """A source for the table. ``bootstrap`` overrides ``properties.bootstrap.servers``;
+    ``start`` overrides the startup mode: ``earliest``, ``latest``, ``committed``,
+    ``timestamp:MS`` or ``offsets:TOPIC:PARTITION:OFFSET,...``."""
+    return _module(spec, "source").open_source(spec, bootstrap, start)
+
+
+def create_sink(spec: TableSpec, *, bootstrap: str | None = None, out=None) -> Sink:
+    """A sink for the table; ``out`` is the text stream of the print connector."""
+    return _module(spec, "sink").open_sink(spec, bootstrap, out)
+
+
+def source_changelog_mode(spec: TableSpec) -> frozenset[RowKind]:
+    """The kinds a source of this table produces, without opening it."""
+    return _module(spec, "source").source_mode(spec)
+
+
+def sink_accepted_mode(spec: TableSpec) -> frozenset[RowKind]:
+    """The kinds a sink of this table accepts, without opening it."""
+    return _module(spec, "sink").sink_mode(spec)

@@ -1,0 +1,191 @@
+"""librdkafka clients from a table's options: configuration, topics, partitions, watermarks.
+
+``properties.*`` options go to librdkafka unchanged (their values are never logged or
+put in messages), except Java's ``sasl.jaas.config`` for PLAIN/SCRAM, which becomes
+``sasl.username`` / ``sasl.password``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from deltaflow.connectors.options import TableOptions
+from deltaflow.formats.errors import ConnectorError
+
+_JAAS = re.compile(r'(username|password)\s*=\s*"([^"]*)"')
+# Java client properties that mean nothing to librdkafka (Flink sets or forbids them).
+_JAVA_ONLY = {"key.deserializer", "value.deserializer", "key.serializer", "value.serializer",
+              "sasl.jaas.config", "partition.discovery.interval.ms", "client.id.prefix"}  # fmt: skip
+
+
+def client_config(opts: TableOptions, bootstrap: str | None) -> dict[str, str]:
+    """librdkafka settings from ``properties.*``; ``bootstrap`` overrides the servers."""
+    props = opts.with_prefix("properties.")
+    conf = {k: v for k, v in props.items() if k not in _JAVA_ONLY}
+    jaas = props.get("sasl.jaas.config")
+    if jaas:
+        found = dict(_JAAS.findall(jaas))
+        if "username" not in found:
+            raise opts.error(
+                "option 'properties.sasl.jaas.config' has no username=\"...\"; only PLAIN and "
+                "SCRAM login modules are supported (or set properties.sasl.username/password)"
+            )
+        conf.setdefault("sasl.username", found["username"])
+        conf.setdefault("sasl.password", found.get("password", ""))
+    if bootstrap:
+        conf["bootstrap.servers"] = bootstrap
+    if not conf.get("bootstrap.servers"):
+        raise opts.error(
+            "option 'properties.bootstrap.servers' is required (or pass --bootstrap-servers / --embedded)"
+        )
+    conf.setdefault("log_level", "3")
+    return conf
+
+
+def _client(kind, opts: TableOptions, conf: dict[str, str]):
+    try:
+        return kind(conf)
+    except KafkaException as err:
+        raise opts.error(
+            f"Kafka client rejected a setting: {err.args[0].str()}; check the properties.* options"
+        ) from None
+    except ValueError as err:
+        raise opts.error(f"Kafka client rejected the settings: {err}") from None
+
+
+def consumer(opts: TableOptions, conf: dict[str, str], group: str | None = None) -> Consumer:
+    settings = dict(conf)
+    settings.setdefault("group.id", group or f"deltaflow-{opts.table}")
+    settings.update({"enable.partition.eof": True, "enable.auto.commit": False,
+                     "enable.auto.offset.store": False})  # fmt: skip
+    return _client(Consumer, opts, settings)
+
+
+def producer(opts: TableOptions, conf: dict[str, str], tuning: dict[str, object]) -> Producer:
+    settings = {k: v for k, v in conf.items() if k not in ("group.id", "auto.offset.reset")}
+    for key, value in tuning.items():
+        settings.setdefault(key, value)
+    return _client(Producer, opts, settings)
+
+
+def ensure_topics(
+    bootstrap: str, names: list[str], partitions: int = 1, timeout: float = 10.0
+) -> None:
+    """Create the topics that do not exist yet (tansu also auto-creates on first produce,
+    with its own default partition count)."""
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})
+    futures = admin.create_topics(
+        [NewTopic(n, num_partitions=partitions, replication_factor=1) for n in names],
+        operation_timeout=timeout,
+    )
+    for name, future in futures.items():
+        try:
+            future.result(timeout)
+        except KafkaException as err:
+            if err.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise ConnectorError(
+                    f"cannot create topic '{name}' on {bootstrap}: {err.args[0].str()}"
+                ) from None
+
+
+def list_partitions(
+    client, opts: TableOptions, topics: list[str], pattern: re.Pattern | None, timeout: float = 10.0
+) -> list[tuple[str, int]]:
+    """The partitions of the named topics (or of every topic matching ``pattern``)."""
+    try:
+        meta = client.list_topics(timeout=timeout)
+    except KafkaException as err:
+        raise opts.error(f"cannot reach the Kafka brokers: {err.args[0].str()}") from None
+    if pattern is not None:
+        names = sorted(t for t in meta.topics if pattern.fullmatch(t) and not t.startswith("__"))
+    else:
+        names = topics
+    out: list[tuple[str, int]] = []
+    for name in names:
+        info = meta.topics.get(name)
+        if info is None or info.error is not None or not info.partitions:
+            info = _topic_metadata(client, opts, name, timeout)
+        out.extend((name, p) for p in sorted(info.partitions))
+    return out
+
+
+def _topic_metadata(client, opts: TableOptions, name: str, timeout: float):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            info = client.list_topics(name, timeout=timeout).topics.get(name)
+        except KafkaException as err:
+            raise opts.error(
+                f"cannot read metadata of topic '{name}': {err.args[0].str()}"
+            ) from None
+        if info is not None and info.error is None and info.partitions:
+            return info
+        if time.monotonic() > deadline:
+            raise opts.error(f"topic '{name}' does not exist; create it or check option 'topic'")
+        time.sleep(0.1)
+
+
+def low_watermarks(cons: Consumer, opts: TableOptions, parts: list[tuple[str, int]]) -> dict:
+    out = {}
+    for topic, part in parts:
+        try:
+            low, _ = cons.get_watermark_offsets(
+                TopicPartition(topic, part), timeout=10, cached=False
+            )
+        except KafkaException as err:
+            raise opts.error(
+                f"cannot read offsets of {topic}/{part}: {err.args[0].str()}"
+            ) from None
+        out[(topic, part)] = low
+    return out
+
+
+def high_watermarks(opts: TableOptions, conf: dict[str, str], parts: list[tuple[str, int]],
+                    timeout: float = 15.0) -> dict:  # fmt: skip
+    """The log end offset of each partition, as the fetch path reports it.
+
+    ``ListOffsets(latest)`` alone is not trusted (tansu answers the base offset of the
+    last record batch + 1): a probe consumer reads from just below that answer until
+    it reaches partition EOF, whose offset is the true high watermark.
+    """
+    probe = consumer(opts, conf, group=f"deltaflow-probe-{opts.table}")
+    try:
+        starts = []
+        for topic, part in parts:
+            low, high = probe.get_watermark_offsets(
+                TopicPartition(topic, part), timeout=10, cached=False
+            )
+            starts.append(TopicPartition(topic, part, max(low, high - 1)))
+        probe.assign(starts)
+        ends: dict = {}
+        deadline = time.monotonic() + timeout
+        while len(ends) < len(parts):
+            if time.monotonic() > deadline:
+                missing = [f"{t}/{p}" for t, p in parts if (t, p) not in ends]
+                raise opts.error("timed out reading the end offsets of " + ", ".join(missing))
+            for msg in drain(probe, 1000, 0.2):
+                err = msg.error()
+                if err is not None and err.code() == KafkaError._PARTITION_EOF:
+                    ends[(msg.topic(), msg.partition())] = msg.offset()
+                elif err is not None and err.fatal():
+                    raise opts.error(f"Kafka error while reading end offsets: {err.str()}")
+        return ends
+    except KafkaException as err:
+        raise opts.error(f"cannot read end offsets: {err.args[0].str()}") from None
+    finally:
+        probe.close()
+
+
+def drain(cons: Consumer, max_records: int, timeout: float) -> list:
+    """Up to ``max_records`` messages: wait at most ``timeout`` for the first one, then
+    take whatever else is already fetched without waiting."""
+    first = cons.poll(timeout)
+    if first is None:
+        return []
+    if max_records <= 1:
+        return [first]
+    return [first, *cons.consume(max_records - 1, 0)]

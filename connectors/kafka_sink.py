@@ -1,0 +1,158 @@
+"""The Kafka sink: encode a batch once, produce each record, flush before a deadline."""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+from confluent_kafka import KafkaException, Producer
+
+from deltaflow.connectors import kafka_client
+from deltaflow.connectors.options import TableOptions
+from deltaflow.formats.changelog import Batch, RowKind
+from deltaflow.formats.errors import ConnectorError
+
+DELIVERY = ("at-least-once", "none", "exactly-once")
+PARTITIONERS = ("default", "fixed", "round-robin")
+# Throughput settings; a user's properties.* win over them.
+TUNING: dict[str, object] = {
+    "linger.ms": 20,
+    "batch.size": 1_000_000,
+    "batch.num.messages": 10_000,
+    "queue.buffering.max.messages": 1_000_000,
+    "queue.buffering.max.kbytes": 1_048_576,
+    "compression.type": "none",
+    "partitioner": "murmur2_random",  # the Java client's hash of the key, as Flink's default
+    "delivery.report.only.error": True,
+}
+WRITABLE_METADATA = ("timestamp", "headers")
+
+
+def delivery_guarantee(opts: TableOptions) -> str:
+    legacy = opts.get("sink.semantic")
+    key = (
+        "sink.delivery-guarantee"
+        if opts.get("sink.delivery-guarantee") or not legacy
+        else "sink.semantic"
+    )
+    value = opts.choice(key, DELIVERY + ("at_least_once", "exactly_once"), "at-least-once").replace(
+        "_", "-"
+    )
+    if value == "exactly-once":
+        raise opts.error(
+            f"option '{key}' = 'exactly-once' is not supported yet; use 'at-least-once' (the "
+            "default) and an upsert-kafka sink, whose replays converge to the same table"
+        )
+    return value
+
+
+class RecordWriter:
+    """Produces (key, value, timestamp, headers) records to one topic and tracks failures."""
+
+    def __init__(
+        self, opts: TableOptions, conf: dict, topic: str, guarantee: str, partitioner: str
+    ):
+        tuning = dict(TUNING, acks="all" if guarantee == "at-least-once" else "1")
+        tuning["on_delivery"] = self._failed
+        self.opts, self.topic, self.guarantee = opts, topic, guarantee
+        self.producer: Producer = kafka_client.producer(opts, conf, tuning)
+        self.errors: list[str] = []
+        self.partition_of = self._partitioner(partitioner)
+
+    def _partitioner(self, kind: str):
+        if kind == "default":
+            return None
+        if kind == "fixed":
+            return lambda: 0
+        meta = kafka_client.list_partitions(self.producer, self.opts, [self.topic], None)
+        cycle = itertools.cycle([p for _, p in meta])
+        return cycle.__next__
+
+    def _failed(self, err, msg) -> None:
+        if err is not None and len(self.errors) < 100:
+            self.errors.append(f"{msg.topic()}: {err.str()}")
+
+    def produce(self, keys, values, stamps=None, headers=None) -> None:
+        produce, topic, choose = self.producer.produce, self.topic, self.partition_of
+        for i, value in enumerate(values):
+            extra: dict = {}
+            if choose is not None:
+                extra["partition"] = choose()
+            if stamps is not None and stamps[i] is not None:
+                extra["timestamp"] = stamps[i]
+            if headers is not None and headers[i]:
+                extra["headers"] = list(headers[i].items())
+            key = keys[i] if keys is not None else None
+            while True:
+                try:
+                    produce(topic, value, key, **extra)
+                    break
+                except BufferError:
+                    self.producer.poll(0.05)
+        self.producer.poll(0)
+
+    def flush(self, timeout: float) -> None:
+        if self.guarantee == "none":
+            self.producer.poll(0)
+            return
+        deadline = time.monotonic() + timeout
+        left = self.producer.flush(timeout)
+        while left and time.monotonic() < deadline:
+            left = self.producer.flush(max(0.0, deadline - time.monotonic()))
+        self.raise_errors()
+        if left:
+            raise ConnectorError(
+                f"table '{self.opts.table}': {left} records to topic '{self.topic}' were not "
+                f"acknowledged within {timeout:g}s; check that the brokers are reachable"
+            )
+
+    def raise_errors(self) -> None:
+        if self.errors:
+            first, count = self.errors[0], len(self.errors)
+            self.errors.clear()
+            raise ConnectorError(
+                f"table '{self.opts.table}': {count} record(s) could not be written, first: {first}"
+            )
+
+    def close(self) -> None:
+        try:
+            self.producer.flush(10)
+        except KafkaException:
+            pass
+
+
+class KafkaSink:
+    """``kafka`` sink: value (and key) formats over the row's columns."""
+
+    def __init__(self, opts: TableOptions, writer: RecordWriter, encode, mode: frozenset[RowKind]):
+        self.opts, self.writer, self.encode = opts, writer, encode
+        self.accepted_mode = mode
+
+    def write(self, batch: Batch) -> None:
+        if batch:
+            self.writer.produce(*self.encode(batch))
+
+    def flush(self, timeout: float) -> None:
+        self.writer.flush(timeout)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def produce_dead_letters(
+    opts: TableOptions, producer: Producer, topic: str | None, letters, key_of
+) -> None:
+    """Each undecodable record to the dead-letter topic: its raw value and original key,
+    with headers naming where it came from and why it failed; flushed before returning."""
+    for src_topic, part, offset, value, reason in letters:
+        headers = [
+            ("deltaflow.topic", str(src_topic).encode()),
+            ("deltaflow.partition", str(part).encode()),
+            ("deltaflow.offset", str(offset).encode()),
+            ("deltaflow.reason", reason.encode("utf-8", errors="replace")),
+        ]
+        producer.produce(topic, value, key_of.get(offset), headers=headers)
+    if producer.flush(30):
+        raise ConnectorError(
+            f"table '{opts.table}': dead letters to topic '{topic}' were not acknowledged within 30s"
+        )

@@ -1,0 +1,216 @@
+"""The Kafka source: assigned partitions, per-partition bounds, decoded batches.
+
+Records are consumed in bulk, grouped into one ``RawBatch`` per partition (offset
+order) and decoded once per batch. Positions are the next offset per partition.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from confluent_kafka import KafkaError, TopicPartition
+
+from deltaflow.connectors import kafka_client
+from deltaflow.connectors.kafka_offsets import Bounds, Resolver, bounded_mode, startup_mode
+from deltaflow.connectors.layout import Layout, assemble_rows, decode_with_origins, key_rows
+from deltaflow.connectors.options import TableOptions
+from deltaflow.formats.changelog import Batch, RawBatch, RowKind
+
+# Turns one partition's decoded rows into the table's rows (upsert-kafka replaces it).
+RowBuilder = Callable[[RawBatch, list], Batch]
+
+
+class KafkaSource:
+    def __init__(self, opts: TableOptions, layout: Layout, conf: dict, start: str | None,
+                 mode: frozenset[RowKind]) -> None:  # fmt: skip
+        self.opts, self.layout, self.conf = opts, layout, conf
+        self.changelog_mode = mode
+        self.start_mode = startup_mode(opts, start)
+        self.end_mode = bounded_mode(opts)
+        topics = opts.get("topic")
+        pattern = opts.get("topic-pattern")
+        if bool(topics) == bool(pattern):
+            raise opts.error("set exactly one of option 'topic' or 'topic-pattern'")
+        self.topics = [t.strip() for t in topics.split(";") if t.strip()] if topics else []
+        self.pattern = _compile_pattern(opts, pattern) if pattern else None
+        self.commit = bool(conf.get("group.id"))
+        self.bounds: dict[tuple[str, int], Bounds] = {}
+        self.next: dict[tuple[str, int], int] = {}
+        self.done: set[tuple[str, int]] = set()
+        self.opened_at: dict[tuple[str, int], int] = {}
+        self.consumer = None
+        self.dead_producer = None
+        self.value_decoder, self.key_decoder = layout.decoders(opts.table)
+        self.build: RowBuilder = self._build_rows
+
+    def open(self, resume: dict | None = None) -> None:
+        self.consumer = kafka_client.consumer(self.opts, self.conf)
+        parts = kafka_client.list_partitions(self.consumer, self.opts, self.topics, self.pattern)
+        if not parts:
+            raise self.opts.error(
+                f"no topic matches 'topic-pattern' = '{self.opts.get('topic-pattern')}'"
+            )
+        resolver = Resolver(self.opts, self.conf, self.consumer, parts)
+        saved = (resume or {}).get("offsets", {})
+        for tp in parts:
+            offset = saved.get(tp[0], {}).get(str(tp[1]))
+            bounds = Bounds(offset) if offset is not None else resolver.start(tp, self.start_mode)
+            resolver.end(tp, bounds, self.end_mode)
+            self.bounds[tp] = bounds
+            self.next[tp] = self.opened_at[tp] = bounds.start
+            if bounds.end is not None and bounds.start >= bounds.end:
+                self.done.add(tp)
+        live = [
+            TopicPartition(t, p, self.next[(t, p)]) for t, p in parts if (t, p) not in self.done
+        ]
+        self.consumer.assign(live)
+
+    def poll(self, max_records: int, timeout: float) -> Batch:
+        out = Batch()
+        if self.consumer is None or self.finished():
+            return out
+        groups: dict[tuple[str, int], list] = {}
+        for msg in kafka_client.drain(self.consumer, max_records, timeout):
+            err = msg.error()
+            tp = (msg.topic(), msg.partition())
+            if err is None:
+                groups.setdefault(tp, []).append(msg)
+            elif err.code() == KafkaError._PARTITION_EOF:
+                self._at_eof(tp, msg.offset())
+            elif err.fatal() or err.code() in (
+                KafkaError.UNKNOWN_TOPIC_OR_PART,
+                KafkaError.TOPIC_AUTHORIZATION_FAILED,
+            ):
+                raise self.opts.error(f"Kafka error on {tp[0]}/{tp[1]}: {err.str()}")
+        for tp, msgs in groups.items():
+            raw, headers = self._raw(tp, msgs)
+            if raw is not None:
+                out.extend(self._decode(raw, headers))
+        return out
+
+    def _at_eof(self, tp, offset: int) -> None:
+        bounds = self.bounds.get(tp)
+        if bounds is None or bounds.end is None:
+            return
+        if offset >= bounds.end:
+            self.next[tp] = max(self.next[tp], bounds.end)
+            self._finish(tp)
+
+    def _finish(self, tp) -> None:
+        if tp not in self.done:
+            self.done.add(tp)
+            self.consumer.pause([TopicPartition(tp[0], tp[1])])
+
+    def _raw(self, tp, msgs: list) -> tuple[RawBatch | None, list | None]:
+        """The partition's new records as a RawBatch, cut to its bounds."""
+        bounds, nxt = self.bounds[tp], self.next[tp]
+        if tp in self.done:
+            return None, None
+        keep = []
+        for msg in msgs:
+            off = msg.offset()
+            if off < nxt:
+                continue
+            if bounds.end is not None and off >= bounds.end:
+                self._finish(tp)
+                break
+            ts = msg.timestamp()[1]
+            if bounds.end_ts is not None and ts >= bounds.end_ts:
+                bounds.end = off
+                self._finish(tp)
+                break
+            if bounds.start_ts is not None:
+                if ts < bounds.start_ts:
+                    nxt = off + 1
+                    continue
+                bounds.start_ts = None
+            keep.append(msg)
+        if keep:
+            nxt = keep[-1].offset() + 1
+        self.next[tp] = max(self.next[tp], nxt)
+        if bounds.end is not None and self.next[tp] >= bounds.end:
+            self._finish(tp)
+        if not keep:
+            return None, None
+        raw = RawBatch(tp[0], tp[1], [m.offset() for m in keep], [m.value() for m in keep],
+                       [m.key() for m in keep], [m.timestamp()[1] for m in keep])  # fmt: skip
+        headers = (
+            [dict(m.headers() or ()) for m in keep]
+            if "headers" in self.layout.record_keys
+            else None
+        )
+        return raw, headers
+
+    def _decode(self, raw: RawBatch, headers: list | None) -> Batch:
+        if not self.layout.needs_origin:
+            batch = self.value_decoder.decode(raw)
+        else:
+            batch = self.build(raw, headers)  # type: ignore[arg-type]
+        if self.value_decoder.dead_letters:
+            self._dead_letters(raw)
+        return batch
+
+    def _build_rows(self, raw: RawBatch, headers: list | None) -> Batch:
+        batch, origins = decode_with_origins(self.value_decoder, raw)
+        keys = None
+        if self.key_decoder is not None and self.layout.key_spec is not None:
+            keys = key_rows(self.key_decoder, raw, len(self.layout.key_spec.physical))
+        return assemble_rows(self.layout, batch, origins, keys, raw, headers)
+
+    def _dead_letters(self, raw: RawBatch) -> None:
+        from deltaflow.connectors.kafka_sink import produce_dead_letters
+
+        letters, self.value_decoder.dead_letters[:] = list(self.value_decoder.dead_letters), []
+        if self.dead_producer is None:
+            self.dead_producer = kafka_client.producer(self.opts, self.conf, {"linger.ms": 5})
+        key_of = dict(zip(raw.offsets, raw.keys, strict=False))
+        produce_dead_letters(
+            self.opts, self.dead_producer, self.layout.dead_letter_topic, letters, key_of
+        )
+
+    def position(self) -> dict:
+        offsets: dict[str, dict[str, int]] = {}
+        for (topic, part), off in self.next.items():
+            offsets.setdefault(topic, {})[str(part)] = off
+        if self.commit and self.consumer is not None:
+            self._commit()
+        return {"offsets": offsets}
+
+    def _commit(self) -> None:
+        moved = [
+            TopicPartition(t, p, o) for (t, p), o in self.next.items() if o > self.opened_at[(t, p)]
+        ]
+        if moved:
+            self.consumer.commit(offsets=moved, asynchronous=True)  # type: ignore[union-attr]
+
+    def finished(self) -> bool:
+        if self.end_mode.kind == "unbounded" or self.consumer is None:
+            return False
+        return len(self.done) == len(self.bounds)
+
+    def progress(self) -> tuple[int, int | None]:
+        done = sum(self.next[tp] - self.opened_at[tp] for tp in self.next)
+        if self.end_mode.kind == "unbounded":
+            return done, None
+        ends = [b.end for b in self.bounds.values()]
+        if any(e is None for e in ends):
+            return done, None
+        return done, sum(max(0, b.end - self.opened_at[tp]) for tp, b in self.bounds.items())  # type: ignore[operator]
+
+    def close(self) -> None:
+        if self.dead_producer is not None:
+            self.dead_producer.flush(10)
+            self.dead_producer = None
+        if self.consumer is not None:
+            self.consumer.close()
+            self.consumer = None
+
+
+def _compile_pattern(opts: TableOptions, text: str) -> re.Pattern:
+    try:
+        return re.compile(text)
+    except re.error as err:
+        raise opts.error(
+            f"option 'topic-pattern' = '{text}' is not a valid regular expression: {err}"
+        ) from None

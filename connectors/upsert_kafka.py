@@ -1,0 +1,118 @@
+"""The ``upsert-kafka`` connector: a compacted topic as a table keyed by its PRIMARY KEY.
+
+Source: a record with a value is an upsert (+U) of its key, a tombstone (null value)
+a delete (-D) of its key. Sink: +I/+U write key and value, -D writes a tombstone,
+-U is dropped (the +U that follows replaces the row).
+"""
+
+from __future__ import annotations
+
+from deltaflow.connectors import kafka_client
+from deltaflow.connectors.base import TableSpec
+from deltaflow.connectors.kafka import _projector
+from deltaflow.connectors.kafka_sink import KafkaSink, RecordWriter, delivery_guarantee
+from deltaflow.connectors.kafka_source import KafkaSource
+from deltaflow.connectors.layout import (
+    Layout,
+    build_layout,
+    decode_with_origins,
+    format_prefixes,
+    key_rows,
+    make_encoder,
+)
+from deltaflow.connectors.options import TableOptions
+from deltaflow.formats.changelog import Batch, RawBatch, RowKind
+from deltaflow.formats.spec import FormatSpec
+
+KNOWN = (
+    "topic", "key.format", "key.fields-prefix", "value.format", "value.fields-include",
+    "scan.bounded.mode", "scan.bounded.specific-offsets", "scan.bounded.timestamp-millis",
+    "sink.parallelism", "sink.delivery-guarantee", "sink.transactional-id-prefix", "scan.parallelism",
+)  # fmt: skip
+SOURCE_MODE = frozenset({RowKind.UPDATE_AFTER, RowKind.DELETE})
+SINK_MODE = frozenset({RowKind.INSERT, RowKind.UPDATE_AFTER, RowKind.DELETE})
+_UA, _D = int(RowKind.UPDATE_AFTER), int(RowKind.DELETE)
+
+
+def _options(spec: TableSpec) -> tuple[TableOptions, Layout]:
+    opts = TableOptions(spec.name, "upsert-kafka", spec.options, KNOWN,
+                        ["properties.", *format_prefixes(spec.options)])  # fmt: skip
+    opts.required("key.format")
+    opts.required("value.format")
+    return opts, build_layout(spec, opts, upsert=True)
+
+
+def source_mode(spec: TableSpec) -> frozenset[RowKind]:
+    _options(spec)
+    return SOURCE_MODE
+
+
+def open_source(spec: TableSpec, bootstrap: str | None, start: str | None) -> KafkaSource:
+    opts, layout = _options(spec)
+    if start not in (None, "earliest"):
+        raise opts.error(
+            f"start position '{start}' is not available for upsert-kafka; it always reads "
+            "the topic from the earliest offset to rebuild the table"
+        )
+    conf = kafka_client.client_config(opts, bootstrap)
+    source = KafkaSource(opts, layout, conf, "earliest", SOURCE_MODE)
+    source.build = lambda raw, headers: _upsert_rows(source, raw, headers)
+    return source
+
+
+def _upsert_rows(source: KafkaSource, raw: RawBatch, headers: list | None) -> Batch:
+    """+U for each record with a value, -D (key columns only) for each tombstone."""
+    layout = source.layout
+    batch, origins = decode_with_origins(source.value_decoder, raw)
+    keys = key_rows(source.key_decoder, raw, len(layout.key_spec.physical))  # type: ignore[union-attr]
+    by_origin = dict(zip(origins, batch.rows, strict=True))
+    nulls = (None,) * (len(layout.value_spec.physical) + len(layout.value_spec.metadata))
+    build = layout.assemble
+    out = Batch()
+    for o, value in enumerate(raw.values):
+        if value is None:
+            out.append(_D, build(nulls, keys[o], raw, o, headers))  # type: ignore[operator]
+        elif o in by_origin:
+            out.append(_UA, build(by_origin[o], keys[o], raw, o, headers))  # type: ignore[operator]
+    return out
+
+
+def sink_mode(spec: TableSpec) -> frozenset[RowKind]:
+    _options(spec)
+    return SINK_MODE
+
+
+def open_sink(spec: TableSpec, bootstrap: str | None, out=None) -> KafkaSink:
+    opts, layout = _options(spec)
+    topic = opts.required("topic")
+    if ";" in topic:
+        raise opts.error(
+            "an upsert-kafka sink writes to one topic: set option 'topic' to a single name"
+        )
+    conf = kafka_client.client_config(opts, bootstrap)
+    writer = RecordWriter(opts, conf, topic, delivery_guarantee(opts), "default")
+    return KafkaSink(opts, writer, _sink_encoder(spec, layout), SINK_MODE)
+
+
+def _sink_encoder(spec: TableSpec, layout: Layout):
+    names = [n for n, _ in spec.physical]
+    value_spec = FormatSpec(layout.value_spec.physical, [], layout.value_spec.options)
+    value_enc = make_encoder(spec.name, layout.value_format, value_spec)
+    key_enc = make_encoder(spec.name, layout.key_format, layout.key_spec)  # type: ignore[arg-type]
+    project_value = _projector([names.index(n) for n in value_spec.names], len(names))
+    project_key = _projector(layout.key_columns, -1)
+
+    def encode(batch: Batch):
+        kinds = [k for k in batch.kinds if k != RowKind.UPDATE_BEFORE]
+        rows = batch.rows
+        if len(kinds) != len(batch.kinds):
+            rows = [r for k, r in zip(batch.kinds, rows, strict=True) if k != RowKind.UPDATE_BEFORE]
+        keys = key_enc.encode(Batch([RowKind.INSERT] * len(rows), [project_key(r) for r in rows]))
+        live = [r for k, r in zip(kinds, rows, strict=True) if k != _D]
+        if project_value is not None:
+            live = [project_value(r) for r in live]
+        encoded = iter(value_enc.encode(Batch([RowKind.INSERT] * len(live), live)))
+        values = [None if k == _D else next(encoded) for k in kinds]
+        return keys, values, None, None
+
+    return encode
