@@ -1,0 +1,150 @@
+"""IndexedTable: a CDC mirror with primary key and secondary indexes, on real LMDB."""
+
+from __future__ import annotations
+
+import pytest
+
+from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
+from deltaflow.formats.errors import StateError
+from deltaflow.state.backend import StateBackend
+
+# orders(order_id PK, customer, status, amount); index by customer and by (status, customer)
+INDEXES = {"by_customer": [1], "by_status": [2, 1]}
+
+
+@pytest.fixture
+def backend(tmp_path):
+    with StateBackend(tmp_path / "state") as b:
+        yield b
+
+
+def orders(backend: StateBackend):
+    return backend.indexed("orders", [0], INDEXES)
+
+
+def test_upsert_delete_and_lookup(backend) -> None:
+    table = orders(backend)
+    table.apply(
+        [INSERT, INSERT, INSERT, INSERT],
+        [(1, "ann", "new", 10), (2, "bob", "new", 20), (3, "ann", "paid", 30), (4, "cy", "new", 5)],
+    )
+    assert table.count() == 4
+    assert table.get((3,)) == (3, "ann", "paid", 30)
+    assert table.lookup("by_customer", [("bob",), ("ann",), ("zed",), ("ann",)]) == [
+        [(2, "bob", "new", 20)],
+        [(1, "ann", "new", 10), (3, "ann", "paid", 30)],
+        [],
+        [(1, "ann", "new", 10), (3, "ann", "paid", 30)],
+    ]
+    table.apply([DELETE], [(1, "ann", "new", 10)])
+    assert table.get((1,)) is None
+    assert table.lookup("by_customer", [("ann",)]) == [[(3, "ann", "paid", 30)]]
+    assert table.count() == 3
+
+
+def test_update_moves_index_entries_when_indexed_column_changes(backend) -> None:
+    table = orders(backend)
+    table.apply([INSERT], [(1, "ann", "new", 10)])
+    backend.commit()
+    # order 1 moves from ann to bob and is paid: -U/+U pair of the same key
+    table.apply([UPDATE_BEFORE, UPDATE_AFTER], [(1, "ann", "new", 10), (1, "bob", "paid", 10)])
+    assert table.lookup("by_customer", [("ann",), ("bob",)]) == [[], [(1, "bob", "paid", 10)]]
+    assert table.lookup("by_status", [("new", "ann"), ("paid", "bob")]) == [
+        [],
+        [(1, "bob", "paid", 10)],
+    ]
+    backend.commit()
+    assert len(backend.table("orders#by_customer")) == 1
+    assert len(backend.table("orders#by_status")) == 1
+    # an update that leaves the indexed column alone keeps one entry
+    table.apply([UPDATE_BEFORE, UPDATE_AFTER], [(1, "bob", "paid", 10), (1, "bob", "paid", 99)])
+    backend.commit()
+    assert table.lookup("by_customer", [("bob",)]) == [[(1, "bob", "paid", 99)]]
+    assert len(backend.table("orders#by_customer")) == 1
+
+
+def test_changes_to_one_key_within_a_batch_apply_in_order(backend) -> None:
+    table = orders(backend)
+    contradictions = table.apply(
+        [INSERT, DELETE, INSERT, UPDATE_BEFORE, UPDATE_AFTER],
+        [(1, "a", "x", 1), (1, "a", "x", 1), (1, "b", "y", 2), (1, "b", "y", 2), (1, "c", "z", 3)],
+    )
+    assert contradictions == []
+    assert table.get((1,)) == (1, "c", "z", 3)
+    assert table.lookup("by_customer", [("a",), ("b",), ("c",)]) == [[], [], [(1, "c", "z", 3)]]
+    backend.commit()
+    assert len(backend.table("orders#by_customer")) == 1
+
+
+def test_delete_of_unknown_key_is_reported_not_applied(backend) -> None:
+    table = orders(backend)
+    table.apply([INSERT], [(1, "a", "x", 1)])
+    positions = table.apply(
+        [DELETE, DELETE, UPDATE_BEFORE], [(9, "q", "x", 0), (1, "a", "x", 1), (1, "a", "x", 1)]
+    )
+    assert positions == [0, 2]
+    assert table.count() == 0
+
+
+def test_upsert_of_existing_key_replaces_row(backend) -> None:
+    table = orders(backend)
+    table.apply([INSERT], [(1, "a", "x", 1)])
+    backend.commit()
+    table.apply([INSERT], [(1, "b", "x", 2)])  # e.g. a snapshot re-read: upsert
+    assert table.count() == 1
+    assert table.lookup("by_customer", [("a",), ("b",)]) == [[], [(1, "b", "x", 2)]]
+
+
+def test_primary_key_prefix_index_scans_rows(tmp_path) -> None:
+    with StateBackend(tmp_path / "s") as b:
+        # order_lines(order_id, line_no, sku): PK (order_id, line_no), bucket key order_id
+        lines = b.indexed("lines", [0, 1], {"by_order": [0]})
+        lines.apply([INSERT] * 4, [(2, 1, "x"), (1, 2, "y"), (1, 1, "z"), (3, 1, "w")])
+        assert lines.lookup("by_order", [(1,), (4,)]) == [[(1, 1, "z"), (1, 2, "y")], []]
+        b.commit()
+        assert sorted(name for name, _, _ in b.stats()) == ["lines"]
+
+
+def test_new_index_is_backfilled_and_survives_reopen(tmp_path) -> None:
+    with StateBackend(tmp_path / "s") as b:
+        table = b.indexed("orders", [0], {})
+        table.apply([INSERT] * 3, [(1, "a", "x", 1), (2, "b", "x", 2), (3, "a", "y", 3)])
+        b.commit()
+        table.build_index("by_customer", [1])
+        assert table.lookup("by_customer", [("a",)]) == [[(1, "a", "x", 1), (3, "a", "y", 3)]]
+        b.commit()
+    with StateBackend(tmp_path / "s") as b:
+        table = b.indexed("orders", [0], {"by_customer": [1], "by_status": [2]})
+        assert table.lookup("by_customer", [("b",)]) == [[(2, "b", "x", 2)]]
+        assert table.lookup("by_status", [("x",)]) == [[(1, "a", "x", 1), (2, "b", "x", 2)]]
+
+
+def test_index_left_incomplete_by_a_crash_is_rebuilt(tmp_path) -> None:
+    with StateBackend(tmp_path / "s") as b:
+        table = b.indexed("orders", [0], {"by_customer": [1]})
+        table.apply([INSERT] * 2, [(1, "a", "x", 1), (2, "b", "x", 2)])
+        b.commit()
+        b.table("orders#by_customer").delete(("a", 1))  # an entry lost
+        b.commit()
+    with StateBackend(tmp_path / "s") as b:
+        table = b.indexed("orders", [0], {"by_customer": [1]})
+        assert table.lookup("by_customer", [("a",), ("b",)]) == [
+            [(1, "a", "x", 1)],
+            [(2, "b", "x", 2)],
+        ]
+        b.commit()
+        assert len(b.table("orders#by_customer")) == 2
+
+
+def test_null_index_values(backend) -> None:
+    table = orders(backend)
+    table.apply([INSERT, INSERT], [(1, None, "x", 1), (2, "a", "x", 2)])
+    assert table.lookup("by_customer", [(None,)]) == [[(1, None, "x", 1)]]
+
+
+def test_unknown_index_and_bad_definitions(backend) -> None:
+    table = orders(backend)
+    with pytest.raises(StateError, match="no index 'nope'"):
+        table.lookup("nope", [(1,)])
+    with pytest.raises(StateError, match="primary key"):
+        backend.indexed("t", [], {})
