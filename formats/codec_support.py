@@ -8,7 +8,7 @@ as a dead letter, as ``FormatSpec.on_error`` says.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from deltaflow.formats.changelog import RawBatch, RowKind
 from deltaflow.formats.errors import DeltaflowError, FormatError
@@ -97,3 +97,62 @@ def reason_of(exc: BaseException) -> str:
     """A one-line reason from a conversion exception."""
     text = str(exc) or type(exc).__name__
     return text.splitlines()[0]
+
+
+# ---------------------------------------------------------------------------
+# rows compiled once per schema
+
+Guard = type | tuple[int, int] | None
+
+
+def compile_row_reader(
+    names: Sequence[str],
+    converters: Sequence[Callable[[object], object] | None],
+    guards: Sequence[Guard],
+    strict: bool = False,
+) -> Callable[[dict], tuple]:
+    """``row(obj) -> tuple``: the named fields of one decoded record, converted.
+
+    A field missing from ``obj`` is NULL (with ``strict`` it raises ``KeyError``).
+    ``converters[i]`` converts a non-null value (None: never); ``guards[i]`` lets
+    values pass unconverted: a type (exactly that type), an int range ``(lo, hi)``,
+    or None (always convert). Compiled to straight-line Python, one call per record.
+    """
+    env: dict[str, object] = {}
+    lines = ["def row(d):"]
+    for i, (name, conv, guard) in enumerate(zip(names, converters, guards, strict=True)):
+        env[f"N{i}"] = name
+        lines.append(f"    v{i} = d[N{i}]" if strict else f"    v{i} = d.get(N{i})")
+        if conv is None:
+            continue
+        env[f"C{i}"] = conv
+        if guard is None:
+            test = "True"
+        elif isinstance(guard, tuple):
+            env[f"L{i}"], env[f"H{i}"] = guard
+            test = f"(type(v{i}) is not int or not L{i} <= v{i} <= H{i})"
+        else:
+            env[f"F{i}"] = guard
+            test = f"type(v{i}) is not F{i}"
+        lines.append(f"    if v{i} is not None and {test}:")
+        lines.append(f"        v{i} = C{i}(v{i})")
+    lines.append("    return (" + "".join(f"v{i}, " for i in range(len(names))) + ")")
+    exec("\n".join(lines), env)  # noqa: S102 - generated from column positions only
+    return env["row"]  # type: ignore[return-value]
+
+
+def compile_row_writer(
+    names: Sequence[str], converters: Sequence[Callable[[object], object] | None]
+) -> Callable[[tuple], dict]:
+    """``obj(row) -> dict``: one row as a dict by field name, non-null values converted."""
+    env: dict[str, object] = {}
+    parts = []
+    for i, (name, conv) in enumerate(zip(names, converters, strict=True)):
+        env[f"N{i}"] = name
+        if conv is None:
+            parts.append(f"N{i}: r[{i}]")
+        else:
+            env[f"C{i}"] = conv
+            parts.append(f"N{i}: None if (x{i} := r[{i}]) is None else C{i}(x{i})")
+    exec("def obj(r):\n    return {" + ", ".join(parts) + "}", env)  # noqa: S102
+    return env["obj"]  # type: ignore[return-value]

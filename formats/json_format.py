@@ -26,9 +26,11 @@ from deltaflow.formats.codec_support import (
     bool_option,
     check_options,
     choice_option,
+    compile_row_writer,
     on_error_policy,
     reason_of,
 )
+from deltaflow.formats.codec_support import compile_row_reader as compile_rows
 from deltaflow.formats.errors import DeltaflowError, FormatError, excerpt
 from deltaflow.formats.spec import FormatSpec
 from deltaflow.formats.types import DataType
@@ -72,56 +74,13 @@ def make_encoder(name: str, spec: FormatSpec) -> JsonEncoder:
     return JsonEncoder(spec)
 
 
-# ---------------------------------------------------------------------------
-# row compilation
-
-
 def compile_row_reader(
     columns: list[tuple[str, DataType]], iso: bool, fail_on_missing: bool
 ) -> Callable[[dict], tuple]:
     """``row(obj) -> tuple``: the columns of one decoded JSON object, converted."""
-    env: dict[str, object] = {}
-    lines = ["def row(d):"]
-    for i, (name, dtype) in enumerate(columns):
-        env[f"N{i}"] = name
-        env[f"C{i}"] = jc.decoder_for(dtype, iso, fail_on_missing)
-        get = f"d[N{i}]" if fail_on_missing else f"d.get(N{i})"
-        lines.append(f"    v{i} = {get}")
-        lines.append(f"    if v{i} is not None and {_needs_conversion(i, dtype, env)}:")
-        lines.append(f"        v{i} = C{i}(v{i})")
-    lines.append("    return (" + "".join(f"v{i}, " for i in range(len(columns))) + ")")
-    exec("\n".join(lines), env)  # noqa: S102 - compiled once per schema from column indexes
-    return env["row"]  # type: ignore[return-value]
-
-
-def _needs_conversion(i: int, dtype: DataType, env: dict[str, object]) -> str:
-    if dtype.root in jc.INT_RANGES:
-        env[f"L{i}"], env[f"H{i}"] = jc.INT_RANGES[dtype.root]
-        return f"(type(v{i}) is not int or not L{i} <= v{i} <= H{i})"
-    fast = jc.fast_type(dtype)
-    if fast is None:
-        return "True"
-    env[f"F{i}"] = fast
-    return f"type(v{i}) is not F{i}"
-
-
-def compile_row_writer(
-    columns: list[tuple[str, DataType]], opts: jc.EncodeOptions
-) -> Callable[[tuple], dict]:
-    """``obj(row) -> dict``: one row as the dict msgspec writes as a JSON object."""
-    env: dict[str, object] = {}
-    parts = []
-    for i, (name, dtype) in enumerate(columns):
-        env[f"N{i}"] = name
-        conv = jc.encoder_for(dtype, opts)
-        if conv is None:
-            parts.append(f"N{i}: r[{i}]")
-        else:
-            env[f"C{i}"] = conv
-            parts.append(f"N{i}: None if (x{i} := r[{i}]) is None else C{i}(x{i})")
-    source = "def obj(r):\n    return {" + ", ".join(parts) + "}"
-    exec(source, env)  # noqa: S102 - compiled once per schema from column indexes
-    return env["obj"]  # type: ignore[return-value]
+    convs = [jc.decoder_for(t, iso, fail_on_missing) for _, t in columns]
+    guards = [jc.INT_RANGES.get(t.root) or jc.fast_type(t) for _, t in columns]
+    return compile_rows([n for n, _ in columns], convs, guards, strict=fail_on_missing)
 
 
 # ---------------------------------------------------------------------------
@@ -143,7 +102,9 @@ class JsonDecoder(RecordDecoder):
         self.columns = list(spec.physical)
         exact = any(jc.has_decimal(t) for _, t in self.columns)
         self._parser = msgspec.json.Decoder(float_hook=Decimal if exact else None)
-        self._row = compile_row_reader(self.columns, _iso(spec), self.fail_on_missing)
+        iso = _iso(spec)
+        self._convs = [jc.decoder_for(t, iso, self.fail_on_missing) for _, t in self.columns]
+        self._row = compile_row_reader(self.columns, iso, self.fail_on_missing)
 
     def decode(self, raw: RawBatch) -> Batch:
         rows: list[tuple] = []
@@ -165,7 +126,6 @@ class JsonDecoder(RecordDecoder):
             return f"malformed JSON ({reason_of(err)})"
         if not isinstance(obj, dict):
             return f"expected a JSON object, got {excerpt(value, 60)}"
-        env = self._row.__globals__  # the compiled converters live there
         for i, (name, dtype) in enumerate(self.columns):
             if name not in obj:
                 if self.fail_on_missing:
@@ -174,7 +134,7 @@ class JsonDecoder(RecordDecoder):
             if obj[name] is None:
                 continue
             try:
-                env[f"C{i}"](obj[name])  # type: ignore[operator]
+                self._convs[i](obj[name])
             except CONVERSION_ERRORS as err:
                 return f"column {name!r} ({dtype}): {reason_of(err)}"
         return reason_of(exc)
@@ -194,7 +154,8 @@ class JsonEncoder:
         )
         self.ignore_nulls = bool_option(fmt, options, "encode.ignore-null-fields", False)
         try:
-            self._obj = compile_row_writer(list(spec.physical), opts)
+            convs = [jc.encoder_for(t, opts) for _, t in spec.physical]
+            self._obj = compile_row_writer(spec.names, convs)
         except TypeError as exc:
             raise DeltaflowError(f"format '{fmt}': {exc}") from None
         self._encode = msgspec.json.Encoder(decimal_format="number").encode
