@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 import sqlglot
 from sqlglot import exp
@@ -110,23 +111,39 @@ def host_path(service: dict, container_path: str):
     raise AssertionError(f"{container_path} is not inside any bind mount of the service")
 
 
-def published_ports(service: dict) -> list[tuple[str, int, str]]:
-    """(host ip, host port, protocol) for every port the service publishes on the host."""
+class Published(NamedTuple):
+    host_ip: str
+    host_port: int
+    container_port: int
+    protocol: str
+
+
+def port_range(text: str) -> list[int]:
+    first, _, last = text.partition("-")
+    return list(range(int(first), int(last or first) + 1))
+
+
+def published_ports(service: dict) -> list[Published]:
+    """Every port the service publishes on the host, from short or long syntax."""
     published = []
     for port in service.get("ports", []):
         if isinstance(port, dict):
             if "published" in port:
                 host_ip = port.get("host_ip", "0.0.0.0")
-                published.append((host_ip, int(port["published"]), port.get("protocol", "tcp")))
+                protocol = port.get("protocol", "tcp")
+                published.append(
+                    Published(host_ip, int(port["published"]), int(port["target"]), protocol)
+                )
             continue
         spec, _, protocol = str(port).partition("/")
         parts = spec.split(":")
         if len(parts) == 1:
             continue  # container port only: Docker picks a free host port
         host_ip = parts[0] if len(parts) == 3 else "0.0.0.0"
-        first, _, last = parts[-2].partition("-")
-        for number in range(int(first), int(last or first) + 1):
-            published.append((host_ip, number, protocol or "tcp"))
+        pairs = zip(port_range(parts[-2]), port_range(parts[-1]), strict=True)
+        published.extend(
+            Published(host_ip, host, target, protocol or "tcp") for host, target in pairs
+        )
     return published
 
 

@@ -149,7 +149,7 @@ def test_dependencies_have_no_cycle(services):
 def test_published_host_ports_do_not_clash(services):
     owners: dict[tuple[int, str], str] = {}
     for name, service in services.items():
-        for _, port, protocol in published_ports(service):
+        for _, port, _, protocol in published_ports(service):
             assert (port, protocol) not in owners, (
                 f"{name} and {owners[(port, protocol)]} both publish {port}/{protocol}"
             )
@@ -165,11 +165,10 @@ def test_kafka_listeners_are_consistent(services, kafka_env):
     )
     controllers = kafka_env["KAFKA_CONTROLLER_LISTENER_NAMES"].split(",")
     assert set(listeners) <= set(protocols)
-    for name, (_, port) in advertised.items():
-        assert listeners[name][1] == port, (
-            f"listener {name} binds {listeners[name][1]} but advertises {port}"
-        )
-    assert kafka_env["KAFKA_INTER_BROKER_LISTENER_NAME"] in advertised
+    inter_broker = kafka_env["KAFKA_INTER_BROKER_LISTENER_NAME"]
+    assert inter_broker in advertised and set(advertised) <= set(listeners)
+    # Containers connect straight to the in-network listener: same port as bound.
+    assert advertised[inter_broker][1] == listeners[inter_broker][1]
     assert all(name in listeners and name not in advertised for name in controllers)
     assert set(kafka_env["KAFKA_PROCESS_ROLES"].split(",")) == {"broker", "controller"}
     node, _, voter = kafka_env["KAFKA_CONTROLLER_QUORUM_VOTERS"].partition("@")
@@ -187,14 +186,18 @@ def test_kafka_internal_listener_is_the_service_name(services, internal_bootstra
     )
 
 
-def test_kafka_host_listener_is_published_on_the_same_port(services, kafka_env):
+def test_kafka_host_listener_is_published_where_it_is_advertised(services, kafka_env):
+    """A host client connects to the advertised port, which must forward to the listener."""
+    listeners = endpoints(kafka_env["KAFKA_LISTENERS"])
     advertised = endpoints(kafka_env["KAFKA_ADVERTISED_LISTENERS"])
     inter_broker = kafka_env["KAFKA_INTER_BROKER_LISTENER_NAME"]
-    external = [(host, port) for name, (host, port) in advertised.items() if name != inter_broker]
-    assert external == [("localhost", 29092)]
-    published = {(port, protocol) for _, port, protocol in published_ports(services["kafka"])}
-    assert (29092, "tcp") in published
-    assert "29092:29092" in services["kafka"]["ports"]
+    external = {name: address for name, address in advertised.items() if name != inter_broker}
+    assert [host for host, _ in external.values()] == ["localhost"]
+    forwarded = {(p.host_port, p.container_port) for p in published_ports(services["kafka"])}
+    for name, (_, port) in external.items():
+        assert (port, listeners[name][1]) in forwarded, (
+            f"{name} advertises {port}, not published to it"
+        )
 
 
 def test_kafka_cluster_id_is_a_base64_uuid(kafka_env):
