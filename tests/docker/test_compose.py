@@ -279,3 +279,15 @@ def test_captured_tables_get_replica_identity_full_after_the_inventory_schema(se
         )
     captured = {t.strip() for t in connector["config"]["table.include.list"].split(",")}
     assert captured <= full, f"tables without REPLICA IDENTITY FULL: {captured - full}"
+
+
+def test_state_volume_is_mounted_at_the_working_directory_of_the_job(services):
+    """deltaflow keeps a job's state under ./state of its working directory."""
+    _, dockerfile = deltaflow_build(services)
+    steps = dockerfile_instructions(dockerfile.read_text())
+    workdir = [args for instruction, args in steps if instruction == "WORKDIR"][-1]
+    user = [args for instruction, args in steps if instruction == "USER"]
+    assert user and user[-1] not in ("root", "0"), "the job should not run as root"
+    volumes = services["deltaflow"]["volumes"]
+    targets = {volume.split(":")[1] for volume in volumes if not volume.startswith(".")}
+    assert workdir in targets
