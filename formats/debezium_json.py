@@ -1,0 +1,232 @@
+"""The debezium-json format: Debezium change events in JSON, read as Flink reads them.
+
+Each message is one change event ``{"before": .., "after": .., "op": .., "source":
+.., "ts_ms": ..}`` (inside ``{"schema": .., "payload": ..}`` with
+``schema-include``). Like Flink's ``DebeziumJsonDeserializationSchema``:
+
+- ``op`` ``c`` (create) and ``r`` (snapshot read) give ``+I(after)``; ``u`` gives
+  ``-U(before)`` then ``+U(after)``; ``d`` gives ``-D(before)``.
+- A tombstone (no value, or an empty one) is skipped.
+- An update or delete whose ``before`` is null (a Postgres table without REPLICA
+  IDENTITY FULL) is an error, with Flink's explanation.
+- ``t`` (truncate) and every other ``op`` are errors: Flink's debezium-json knows
+  only ``c``/``r``/``u``/``d`` and fails on others ("Unknown "op" value"), or drops
+  them with ``ignore-parse-errors``. Deltaflow does the same.
+- ``ignore-parse-errors`` (``on_error="skip"``): a message that cannot be read is
+  dropped and counted in ``skipped``; a field that does not fit its column becomes
+  NULL (counted in ``nulled``), as Flink sets such fields to null.
+- ``on_error="dead-letter"``: a message that cannot be read, or holds a field that
+  does not fit, is kept in ``dead_letters`` with its location and the reason.
+
+Values are converted as ``debezium_values`` describes; with ``schema-include`` the
+Debezium logical types of the message's schema are read exactly (``debezium_types``).
+
+Speed: one msgspec pass per message into typed structs whose fields msgspec checks
+and converts itself (strings, integers in range, doubles, booleans, decimals); only
+the other columns run a Python converter. A message the typed pass rejects is read
+again on a checked path that finds the column at fault or applies Flink's coercions
+(a number in a string, a number for a STRING column, ...).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch, RawBatch
+from deltaflow.formats.codec_support import bool_option, choice_option, on_error_policy
+from deltaflow.formats.codec_support import check_options as check_options_of
+from deltaflow.formats.debezium_plan import (
+    CONVERSION_ERRORS,
+    Bad,
+    Plan,
+    metadata_reader,
+    outer_decoder,
+)
+from deltaflow.formats.debezium_types import logical_fields, logical_step
+from deltaflow.formats.errors import FormatError
+from deltaflow.formats.spec import FormatSpec
+
+NAME = "debezium-json"
+OPTIONS = (
+    "schema-include",
+    "ignore-parse-errors",
+    "timestamp-format.standard",
+    "map-null-key.mode",
+    "map-null-key.literal",
+    "encode.decimal-as-plain-number",
+    "encode.ignore-null-fields",
+)
+REPLICA_IDENTITY = (
+    'The "before" field of {} message is null, if you are using Debezium Postgres '
+    "Connector, please check the Postgres table has been set REPLICA IDENTITY to FULL level."
+)
+_SKIP_HINT = f"set '{NAME}.ignore-parse-errors' = 'true' to skip messages that cannot be read"
+_REPLICA_HINT = (
+    "run ALTER TABLE <table> REPLICA IDENTITY FULL in Postgres, or " + _SKIP_HINT[0].lower()
+) + _SKIP_HINT[1:]
+_PLAN_CACHE = 64
+
+
+def check_options(options: dict[str, str]) -> None:
+    """Raise ``DeltaflowError`` for an unknown option or a bad option value."""
+    check_options_of(NAME, options, OPTIONS)
+    for key in ("schema-include", "ignore-parse-errors", "encode.decimal-as-plain-number"):
+        bool_option(NAME, options, key, False)
+    bool_option(NAME, options, "encode.ignore-null-fields", False)
+    choice_option(NAME, options, "timestamp-format.standard", ("SQL", "ISO-8601"), "SQL")
+    choice_option(NAME, options, "map-null-key.mode", ("FAIL", "DROP", "LITERAL"), "FAIL")
+
+
+class DebeziumJsonDecoder:
+    """Decodes batches of Debezium JSON change events into changelog batches."""
+
+    changelog_mode = frozenset({INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE})
+
+    def __init__(self, spec: FormatSpec) -> None:
+        check_options(spec.options)
+        self.policy = on_error_policy(NAME, spec)
+        self.skipped = 0
+        self.nulled = 0
+        self.dead_letters: list[tuple[str, int, int, bytes | None, str]] = []
+        self._include = bool_option(NAME, spec.options, "schema-include", False)
+        self._columns = list(spec.physical)
+        keys = [key for key, _ in spec.metadata]
+        self._meta = [metadata_reader(key, dtype) for key, dtype in spec.metadata]
+        self._meta_keys = keys
+        self._wants_schema = "schema" in keys
+        self._plain = Plan(self._columns, {}, keys, self.policy == "skip")
+        self._plans: dict[bytes, Plan] = {}
+        self._outer = outer_decoder() if self._include else None
+
+    def decode(self, raw: RawBatch) -> Batch:
+        kinds: list[int] = []
+        rows: list[tuple] = []
+        offsets = raw.offsets
+        for i, value in enumerate(raw.values):
+            if not value:
+                continue  # tombstone
+            try:
+                self._decode_one(value, kinds, rows)
+            except Bad as bad:
+                self._reject(raw, offsets[i] if i < len(offsets) else -1, value, bad)
+        return Batch(kinds, rows)
+
+    def _decode_one(self, value: Any, kinds: list[int], rows: list[tuple]) -> None:
+        plan = self._plain
+        schema = None
+        if self._outer is not None:
+            plan, value, schema = self._unwrap(value)
+        try:
+            env = plan.fast.decode(value)
+            read = plan.read
+            before = None if env.before is None else read(env.before)
+            after = None if env.after is None else read(env.after)
+        except msgspec.ValidationError:
+            env, before, after = self._checked(plan, value)
+        except msgspec.DecodeError as exc:
+            raise Bad(f"invalid JSON: {exc}") from None
+        except CONVERSION_ERRORS:
+            env, before, after = self._checked(plan, value)
+        meta = tuple(m(env, schema) for m in self._meta) if self._meta else ()
+        op = env.op
+        if op == "c" or op == "r":
+            if after is None:
+                raise Bad(
+                    f'the "after" field of a {"create" if op == "c" else "read"} event is null'
+                )
+            kinds.append(INSERT)
+            rows.append(after + meta)
+        elif op == "u":
+            if before is None:
+                raise Bad(REPLICA_IDENTITY.format("UPDATE"), _REPLICA_HINT)
+            if after is None:
+                raise Bad('the "after" field of an UPDATE message is null')
+            kinds.append(UPDATE_BEFORE)
+            rows.append(before + meta)
+            kinds.append(UPDATE_AFTER)
+            rows.append(after + meta)
+        elif op == "d":
+            if before is None:
+                raise Bad(REPLICA_IDENTITY.format("DELETE"), _REPLICA_HINT)
+            kinds.append(DELETE)
+            rows.append(before + meta)
+        else:
+            raise self._bad_op(op, value)
+
+    def _checked(self, plan: Plan, value: Any) -> tuple[Any, tuple | None, tuple | None]:
+        env, before, after, nulled = plan.checked(value)
+        self.nulled += nulled
+        return env, before, after
+
+    def _unwrap(self, value: Any) -> tuple[Plan, Any, str | None]:
+        try:
+            outer = self._outer.decode(value)  # type: ignore[union-attr]
+        except msgspec.DecodeError as exc:
+            raise Bad(f"invalid JSON: {exc}") from None
+        if outer.payload is None or bytes(outer.payload) == b"null":
+            raise Bad(
+                'the message has no "payload" field',
+                f"set '{NAME}.schema-include' = 'false' for messages without a schema envelope",
+            )
+        key = bytes(outer.schema) if outer.schema is not None else b"null"
+        plan = self._plan_for(key)
+        schema = key.decode("utf-8", "replace") if self._wants_schema and key != b"null" else None
+        return plan, outer.payload, schema
+
+    def _plan_for(self, key: bytes) -> Plan:
+        plan = self._plans.get(key)
+        if plan is None:
+            logical = logical_fields(msgspec.json.decode(key))
+            used = {
+                name: logical[name]
+                for name, dtype in self._columns
+                if name in logical and logical_step(*logical[name], dtype) is not None
+            }
+            plan = self._plain
+            if used:
+                plan = Plan(self._columns, used, self._meta_keys, self.policy == "skip")
+            if len(self._plans) >= _PLAN_CACHE:
+                self._plans.clear()
+            self._plans[key] = plan
+        return plan
+
+    def _bad_op(self, op: Any, value: Any) -> Bad:
+        if op is None:
+            hint = None
+            if not self._include and b'"payload"' in bytes(value):
+                hint = f"the message looks wrapped in a schema envelope: set '{NAME}.schema-include' = 'true'"
+            return Bad('the message has no "op" field', hint)
+        if op == "t":
+            return Bad(
+                'unknown "op" value "t" (truncate): Flink\'s debezium-json supports only '
+                "c, r, u and d",
+                _SKIP_HINT,
+            )
+        return Bad(f'unknown "op" value {msgspec.json.encode(op).decode()}; expected c, r, u or d')
+
+    def _reject(self, raw: RawBatch, offset: int, value: bytes, bad: Bad) -> None:
+        if self.policy == "skip":
+            self.skipped += 1
+        elif self.policy == "dead-letter":
+            self.dead_letters.append((raw.topic, raw.partition, offset, value, bad.reason))
+        else:
+            raise FormatError(
+                f"cannot read the Debezium JSON message: {bad.reason}",
+                topic=raw.topic,
+                partition=raw.partition,
+                offset=offset,
+                payload=value,
+                hint=bad.hint or _SKIP_HINT,
+            )
+
+
+def make_decoder(name: str, spec: FormatSpec) -> DebeziumJsonDecoder:
+    return DebeziumJsonDecoder(spec)
+
+
+def make_encoder(name: str, spec: FormatSpec):  # noqa: ANN201 - see debezium_encode
+    from deltaflow.formats.debezium_encode import DebeziumJsonEncoder
+
+    return DebeziumJsonEncoder(spec)

@@ -1,0 +1,236 @@
+"""How debezium-json reads the row images of one schema, and its metadata keys.
+
+A ``Plan`` is built once per column list (and once per distinct Connect schema with
+logical types): msgspec struct types for the envelope, a typed decoder for the fast
+path and an untyped one for the checked path, and one converter per column.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Annotated, Any
+
+import msgspec
+
+from deltaflow.formats.debezium_types import Logical, column_converter
+from deltaflow.formats.debezium_values import (
+    CONVERSION_ERRORS,
+    INT_BITS,
+    Converter,
+    converter,
+    show,
+)
+from deltaflow.formats.errors import DeltaflowError
+from deltaflow.formats.types import (
+    ARRAY,
+    BOOLEAN,
+    DECIMAL,
+    DOUBLE,
+    MAP,
+    MULTISET,
+    ROW,
+    STRING_ROOTS,
+    TIMESTAMP,
+    DataType,
+    string,
+)
+
+__all__ = ["CONVERSION_ERRORS", "Bad", "Plan", "metadata_reader", "outer_decoder"]
+
+_UTC_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+class Bad(Exception):
+    """A message that cannot be read: the reason, and what the user can do."""
+
+    def __init__(self, reason: str, hint: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.hint = hint
+
+
+def _fast_type(dtype: DataType) -> Any:
+    """The msgspec type that checks and converts a value of ``dtype`` itself, or None."""
+    root = dtype.root
+    if root in STRING_ROOTS:
+        return str | None
+    if root == BOOLEAN:
+        return bool | None
+    if root == DOUBLE:
+        return float | None
+    if root == DECIMAL:
+        return Decimal | None  # still rounded to the scale by the column converter
+    if root in INT_BITS:
+        bits = INT_BITS[root]
+        return Annotated[int, msgspec.Meta(ge=-(1 << (bits - 1)), le=(1 << (bits - 1)) - 1)] | None
+    return None
+
+
+def _has_decimal(dtype: DataType) -> bool:
+    if dtype.root == DECIMAL:
+        return True
+    inner = [dtype.element, dtype.value, *(t for _, t in dtype.fields)]
+    return any(t is not None and _has_decimal(t) for t in inner)
+
+
+def _reader(count: int, posts: dict[int, Converter]) -> Converter:
+    """Reads a decoded row struct (fields ``c0``, ``c1``, ...) into a tuple.
+
+    Compiled once per plan into one function with no loop, so the per-row cost is
+    attribute reads plus the converters of the columns in ``posts``.
+    """
+    parts = []
+    for i in range(count):
+        if i in posts:
+            parts.append(f"None if (v{i} := o.c{i}) is None else p{i}(v{i})")
+        else:
+            parts.append(f"o.c{i}")
+    source = f"def read(o):\n    return ({', '.join(parts)}{',' if count == 1 else ''})\n"
+    scope: dict[str, Any] = {f"p{i}": conv for i, conv in posts.items()}
+    exec(compile(source, "<debezium-json row reader>", "exec"), scope)  # noqa: S102 - generated from column indexes only
+    return scope["read"]
+
+
+class Plan:
+    """Decoders and converters for the row images of one schema."""
+
+    def __init__(
+        self,
+        columns: list[tuple[str, DataType]],
+        logical: dict[str, Logical],
+        meta_keys: list[str],
+        null_bad_fields: bool,
+    ) -> None:
+        self.columns = columns
+        self.null_bad_fields = null_bad_fields
+        self.convs = [column_converter(t, logical.get(n)) for n, t in columns]
+        fields: list[tuple[str, Any, None]] = []
+        posts: dict[int, Converter] = {}
+        for i, (name, dtype) in enumerate(columns):
+            typed = None if name in logical else _fast_type(dtype)
+            if typed is None or dtype.root == DECIMAL:
+                posts[i] = self.convs[i]
+            fields.append((f"c{i}", Any if typed is None else typed, None))
+        rename = {f"c{i}": name for i, (name, _) in enumerate(columns)}
+        row = msgspec.defstruct("Row", fields, rename=rename)
+        extra: list[tuple[str, Any, None]] = []
+        if any(k.startswith("source.") for k in meta_keys):
+            extra.append(("source", Any, None))
+        if "ingestion-timestamp" in meta_keys:
+            extra.append(("ts_ms", Any, None))
+        images: list[tuple[str, Any, None]] = [
+            ("before", row | None, None),
+            ("after", row | None, None),
+        ]
+        fast = msgspec.defstruct("Envelope", [*images, ("op", str | None, None), *extra])
+        loose = [("before", Any, None), ("after", Any, None), ("op", Any, None), *extra]
+        slow = msgspec.defstruct("CheckedEnvelope", loose)
+        exact = any(_has_decimal(t) for _, t in columns)
+        self.fast = msgspec.json.Decoder(fast)
+        self.slow = msgspec.json.Decoder(slow, float_hook=Decimal if exact else None)
+        self.read = _reader(len(columns), posts)
+
+    def checked(self, value: Any) -> tuple[Any, tuple | None, tuple | None, int]:
+        """The checked path: the envelope, both images and how many fields became NULL."""
+        try:
+            env = self.slow.decode(value)
+        except msgspec.ValidationError as exc:
+            raise Bad(f"the message is not a Debezium change event ({exc})") from None
+        except msgspec.DecodeError as exc:
+            raise Bad(f"invalid JSON: {exc}") from None
+        before, nulled_before = self._image(env.before, "before")
+        after, nulled_after = self._image(env.after, "after")
+        return env, before, after, nulled_before + nulled_after
+
+    def _image(self, image: Any, which: str) -> tuple[tuple | None, int]:
+        if image is None:
+            return None, 0
+        if type(image) is not dict:
+            raise Bad(f'the "{which}" field is not a JSON object but {show(image)}')
+        out: list[Any] = []
+        nulled = 0
+        for (name, dtype), conv in zip(self.columns, self.convs, strict=True):
+            v = image.get(name)
+            if v is None:
+                out.append(None)
+                continue
+            try:
+                out.append(conv(v))
+            except CONVERSION_ERRORS as exc:
+                if not self.null_bad_fields:
+                    raise Bad(
+                        f'column {name!r} ({dtype}) cannot take the value {show(v)} of "{which}": {exc}'
+                    ) from None
+                out.append(None)
+                nulled += 1
+        return tuple(out), nulled
+
+
+def outer_decoder() -> msgspec.json.Decoder:
+    """Splits ``{"schema": .., "payload": ..}`` without reading either part."""
+    wrapped = msgspec.defstruct(
+        "Wrapped", [("schema", msgspec.Raw, None), ("payload", msgspec.Raw, None)]
+    )
+    return msgspec.json.Decoder(wrapped)
+
+
+# ---------------------------------------------------------------------------
+# metadata
+
+_TEXT = converter(string())
+
+
+def _millis(v: Any, where: str) -> dt.datetime | None:
+    if v is None:
+        return None
+    if type(v) is not int:
+        raise Bad(f"{where} is not epoch milliseconds but {show(v)}")
+    return _UTC_EPOCH + dt.timedelta(milliseconds=v)
+
+
+def _source(env: Any) -> dict[str, Any]:
+    src = env.source
+    if src is None:
+        return {}
+    if type(src) is not dict:
+        raise Bad(f'the "source" field is not a JSON object but {show(src)}')
+    return src
+
+
+def _text(v: Any) -> str | None:
+    return None if v is None else _TEXT(v)
+
+
+def _source_text(field: str) -> Any:
+    return lambda env, schema: _text(_source(env).get(field))
+
+
+_METADATA: dict[str, Any] = {
+    "schema": lambda env, schema: schema,
+    "ingestion-timestamp": lambda env, schema: _millis(env.ts_ms, '"ts_ms"'),
+    "source.timestamp": lambda env, schema: _millis(_source(env).get("ts_ms"), '"source.ts_ms"'),
+    "source.database": _source_text("db"),
+    "source.schema": _source_text("schema"),
+    "source.table": _source_text("table"),
+    "source.properties": lambda env, schema: {k: _text(v) for k, v in _source(env).items()},
+}
+
+
+def metadata_reader(key: str, dtype: DataType) -> Any:
+    """The function ``(envelope, schema text) -> value`` of a metadata key."""
+    read = _METADATA.get(key)
+    if read is None:
+        valid = ", ".join(f"'{k}'" for k in _METADATA)
+        raise DeltaflowError(
+            f"unknown metadata key '{key}' for format 'debezium-json'; valid keys are {valid}"
+        )
+    if dtype.root == TIMESTAMP:  # declared without LOCAL TIME ZONE: UTC wall-clock time
+        return lambda env, schema: (
+            None if (v := read(env, schema)) is None else v.replace(tzinfo=None)
+        )
+    if dtype.root in (ARRAY, MAP, MULTISET, ROW) and key != "source.properties":
+        raise DeltaflowError(
+            f"metadata key '{key}' of format 'debezium-json' cannot be read as {dtype}"
+        )
+    return read

@@ -1,0 +1,151 @@
+"""Debezium logical types, read from the Kafka Connect schema a message carries.
+
+With ``schema-include`` every message holds the Connect schema of its row images:
+each field has a ``type`` (``int32``, ``int64``, ``string``, ``bytes``, ...) and, for
+logical types, a ``name`` and ``parameters``. Flink ignores that schema; deltaflow
+uses it to read each value in its exact encoding, then converts the result to the
+column's type with the rules of ``debezium_values``:
+
+| logical name                                 | JSON value                 | read as            |
+|----------------------------------------------|----------------------------|--------------------|
+| org.apache.kafka.connect.data.Decimal        | base64 unscaled, ``scale`` | Decimal            |
+| io.debezium.data.VariableScaleDecimal        | {"scale": s, "value": b64} | Decimal            |
+| io.debezium.time.Date, connect Date          | days since epoch           | date               |
+| io.debezium.time.Time, connect Time          | milliseconds of the day    | time               |
+| io.debezium.time.MicroTime / NanoTime        | micro / nanoseconds of day | time               |
+| io.debezium.time.Timestamp, connect Timestamp| epoch milliseconds         | naive datetime     |
+| io.debezium.time.MicroTimestamp / Nano...    | epoch micro / nanoseconds  | naive datetime     |
+| io.debezium.time.ZonedTimestamp              | ISO text with offset       | datetime in UTC    |
+| io.debezium.data.Json                        | JSON text                  | parsed for ARRAY/MAP/ROW columns |
+
+Decimals under ``decimal.handling.mode`` ``double`` or ``string`` have no logical
+name: they are plain JSON numbers or strings and need nothing here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import msgspec
+
+from deltaflow.formats.debezium_values import (
+    EPOCH,
+    EPOCH_DATE,
+    Converter,
+    converter,
+    parse_timestamp,
+    unscaled,
+    variable_scale,
+)
+from deltaflow.formats.types import ARRAY, MAP, MULTISET, ROW, DataType
+
+CONNECT_DECIMAL = "org.apache.kafka.connect.data.Decimal"
+VARIABLE_SCALE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
+JSON = "io.debezium.data.Json"
+
+_DAYS = ("io.debezium.time.Date", "org.apache.kafka.connect.data.Date")
+# logical name -> microseconds per unit (a negative divisor: nanoseconds)
+_TIME_UNITS = {
+    "io.debezium.time.Time": 1000,
+    "org.apache.kafka.connect.data.Time": 1000,
+    "io.debezium.time.MicroTime": 1,
+    "io.debezium.time.NanoTime": -1000,
+}
+_TIMESTAMP_UNITS = {
+    "io.debezium.time.Timestamp": 1000,
+    "org.apache.kafka.connect.data.Timestamp": 1000,
+    "io.debezium.time.MicroTimestamp": 1,
+    "io.debezium.time.NanoTimestamp": -1000,
+}
+ZONED_TIMESTAMP = "io.debezium.time.ZonedTimestamp"
+
+Logical = tuple[str, dict[str, Any]]
+
+
+def _micros(v: Any, unit: int) -> int:
+    if type(v) is not int:
+        raise ValueError(f"{v!r} is not an integer count of time units")
+    return v * unit if unit > 0 else v // -unit
+
+
+def _time_of_day(unit: int) -> Converter:
+    def read(v: Any) -> dt.time:
+        micros = _micros(v, unit)
+        if not 0 <= micros < 86_400_000_000:
+            raise ValueError(f"{v} is not a time of day")
+        return (EPOCH + dt.timedelta(microseconds=micros)).time()
+
+    return read
+
+
+def _instant(unit: int) -> Converter:
+    return lambda v: EPOCH + dt.timedelta(microseconds=_micros(v, unit))
+
+
+def _days(v: Any) -> dt.date:
+    if type(v) is not int:
+        raise ValueError(f"{v!r} is not a number of days")
+    return EPOCH_DATE + dt.timedelta(days=v)
+
+
+def _zoned(v: Any) -> dt.datetime:
+    if type(v) is not str:
+        raise ValueError(f"{v!r} is not a zoned timestamp text")
+    return parse_timestamp(v).replace(tzinfo=dt.UTC)
+
+
+def _connect_decimal(params: dict[str, Any]) -> Converter:
+    scale = int(params.get("scale", 0))
+    return lambda v: unscaled(v, scale) if type(v) is str else v
+
+
+def logical_step(name: str, params: dict[str, Any], dtype: DataType) -> Converter | None:
+    """The reader of one value encoded as logical type ``name``; None if none is needed."""
+    if name == CONNECT_DECIMAL:
+        return _connect_decimal(params)
+    if name == VARIABLE_SCALE_DECIMAL:
+        return variable_scale
+    if name in _DAYS:
+        return _days
+    if name in _TIME_UNITS:
+        return _time_of_day(_TIME_UNITS[name])
+    if name in _TIMESTAMP_UNITS:
+        return _instant(_TIMESTAMP_UNITS[name])
+    if name == ZONED_TIMESTAMP:
+        return _zoned
+    if name == JSON and dtype.root in (ARRAY, MAP, MULTISET, ROW):
+        return msgspec.json.decode
+    return None
+
+
+def column_converter(dtype: DataType, logical: Logical | None) -> Converter:
+    """The converter of a column whose values may carry a Debezium logical type."""
+    base = converter(dtype)
+    step = logical_step(logical[0], logical[1], dtype) if logical else None
+    if step is None:
+        return base
+    return lambda v: base(step(v))
+
+
+def logical_fields(schema: Any) -> dict[str, Logical]:
+    """Field name -> (logical name, parameters) of the row images in a Connect schema.
+
+    Reads the ``after`` struct (or ``before``); a schema of another shape has no
+    logical types to offer and gives an empty mapping.
+    """
+    if type(schema) is not dict or type(schema.get("fields")) is not list:
+        return {}
+    images = {
+        f.get("field"): f for f in schema["fields"] if type(f) is dict and f.get("type") == "struct"
+    }
+    image = images.get("after") or images.get("before")
+    if image is None or type(image.get("fields")) is not list:
+        return {}
+    out: dict[str, Logical] = {}
+    for field in image["fields"]:
+        if type(field) is not dict or type(field.get("name")) is not str:
+            continue
+        params = field.get("parameters")
+        out[str(field.get("field"))] = (field["name"], params if type(params) is dict else {})
+    return out
