@@ -27,7 +27,8 @@ META_DB = b"__deltaflow__"
 FORMAT_KEY = "format"
 FORMAT_VERSION = 1
 MAX_DBS = 4096
-_FULL_DISK = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+# LMDB reports a short write (a full disk, a file size limit) as EIO.
+_DISK_ERRORS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO)
 
 
 class StateBackend:
@@ -40,14 +41,15 @@ class StateBackend:
         map_size: int = 1 << 30,
         create: bool = True,
         durable: bool = True,
+        readonly: bool = False,
     ) -> None:
         self.path = Path(path)
         self._pid = os.getpid()
-        self._env = _open_env(self.path, map_size, create, durable)
+        self._env = _open_env(self.path, map_size, create and not readonly, durable, readonly)
         self._read: lmdb.Transaction | None = None
         self._tables: dict[str, StateTable] = {}
         self._dbs: dict[bytes, object] = {}
-        self._meta_db = self._open_meta(create)
+        self._meta_db = self._open_meta(create and not readonly)
 
     # -- tables ---------------------------------------------------------------
 
@@ -71,16 +73,19 @@ class StateBackend:
         handle = self._dbs.get(name)
         if handle is None:
             self._check_process()
-            try:
-                handle = self._env.open_db(name, create=create)
-            except lmdb.NotFoundError:
-                raise StateError(
-                    f"state directory {self.path} has no table {name.decode()!r}"
-                ) from None
-            except lmdb.Error as err:
-                raise _write_error(self.path, err) from err
-            self._dbs[name] = handle
             self.end_read()  # a read transaction sees only handles opened before it began
+            while handle is None:
+                try:
+                    handle = self._env.open_db(name, create=create)
+                except lmdb.NotFoundError:
+                    raise StateError(
+                        f"state directory {self.path} has no table {name.decode()!r}"
+                    ) from None
+                except lmdb.MapFullError:
+                    self._grow()
+                except lmdb.Error as err:
+                    raise _write_error(self.path, err) from err
+            self._dbs[name] = handle
         return handle
 
     # -- transactions ---------------------------------------------------------
@@ -167,7 +172,8 @@ class StateBackend:
         """(table, committed entries, bytes of its pages) for every table."""
         out = []
         for name in self.table_names():
-            stat = self.read_txn().stat(self.db(name.encode(), create=False))
+            handle = self.db(name.encode(), create=False)  # may renew the read transaction
+            stat = self.read_txn().stat(handle)
             pages = stat["branch_pages"] + stat["leaf_pages"] + stat["overflow_pages"]
             out.append((name, stat["entries"], pages * stat["psize"]))
         return out
@@ -244,7 +250,9 @@ def _apply(txn: lmdb.Transaction, db: object, items: list[tuple[bytes, bytes | N
             txn.delete(key, db=db)
 
 
-def _open_env(path: Path, map_size: int, create: bool, durable: bool) -> lmdb.Environment:
+def _open_env(
+    path: Path, map_size: int, create: bool, durable: bool, readonly: bool
+) -> lmdb.Environment:
     if not path.exists():
         if not create:
             raise StateError(
@@ -266,6 +274,7 @@ def _open_env(path: Path, map_size: int, create: bool, durable: bool) -> lmdb.En
             sync=durable,
             metasync=durable,
             readahead=False,
+            readonly=readonly,
             mode=0o600,
         )
     except lmdb.Error as err:
@@ -273,13 +282,12 @@ def _open_env(path: Path, map_size: int, create: bool, durable: bool) -> lmdb.En
 
 
 def _write_error(path: Path, err: lmdb.Error) -> StateError:
-    code = getattr(err, "args", (None,))[0] if isinstance(err, OSError) else None
     text = str(err)
-    full = code in _FULL_DISK or any(os.strerror(c) in text for c in _FULL_DISK)
-    if full:
+    if any(os.strerror(code) in text for code in _DISK_ERRORS):
         return StateError(
-            f"state directory {path}: the disk is full ({text}); the last checkpoint is intact, "
-            "free space and restart the job to resume from it"
+            f"state directory {path}: cannot write to the disk, the disk is full or failing "
+            f"({text}); the last checkpoint is intact, free space and restart the job to "
+            "resume from it"
         )
     return StateError(
         f"state directory {path}: LMDB write failed ({text}); the last checkpoint is intact, "
