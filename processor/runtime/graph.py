@@ -1,0 +1,182 @@
+"""The operator graph of a job: one operator per plan node, batches run in topological order.
+
+Nodes shared by several INSERTs (same ``node_id``) get one operator whose output
+fans out to every consumer. A batch pushed at a source scan runs through every
+node downstream of it, in topological order, within the call; what reaches each
+sink is returned per sink ``node_id``.
+
+Watermarks: a scan with a ``WATERMARK`` clause evaluates the watermark expression
+on each row of a batch and, after the batch, advances its watermark to the
+batch's maximum (never backwards). A node's watermark is the minimum of its
+inputs'. Each node handles its pending data first, then the new watermark, so
+rows fired by one window operator reach the next before the watermark does, as in
+Flink. ``finish`` raises every watermark to the maximum, which fires every open
+window (end of bounded input).
+"""
+
+from __future__ import annotations
+
+from deltaflow.formats.changelog import Batch
+from deltaflow.formats.errors import PlanError
+from deltaflow.processor import plan as p
+from deltaflow.processor.runtime.base import (
+    MAX_WATERMARK,
+    MIN_WATERMARK,
+    Operator,
+    RuntimeContext,
+    epoch_ms,
+)
+from deltaflow.processor.runtime.group_agg import GroupAggOperator
+from deltaflow.processor.runtime.join import JoinOperator
+from deltaflow.processor.runtime.keyed import (
+    ChangelogNormalizeOperator,
+    DeduplicateOperator,
+    SinkUpsertMaterializerOperator,
+)
+from deltaflow.processor.runtime.rank import RankOperator
+from deltaflow.processor.runtime.simple import (
+    CalcOperator,
+    DropUpdateBeforeOperator,
+    PassThrough,
+    SinkOperator,
+)
+from deltaflow.processor.runtime.window import WindowAggOperator
+
+__all__ = ["Graph", "RuntimeContext", "build_operator"]
+
+_BUILDERS = {
+    p.Calc: CalcOperator,
+    p.GroupAggregate: GroupAggOperator,
+    p.Join: JoinOperator,
+    p.DeltaJoin: JoinOperator,
+    p.ChangelogNormalize: ChangelogNormalizeOperator,
+    p.Deduplicate: DeduplicateOperator,
+    p.SinkUpsertMaterializer: SinkUpsertMaterializerOperator,
+    p.Rank: RankOperator,
+    p.WindowAggregate: WindowAggOperator,
+    p.Sink: SinkOperator,
+}
+
+
+def build_operator(node: p.Node, backend, ctx: RuntimeContext) -> Operator:
+    """The runtime operator for one plan node."""
+    if isinstance(node, (p.TableSourceScan, p.Union)):
+        return PassThrough()
+    if isinstance(node, p.DropUpdateBefore):
+        return DropUpdateBeforeOperator()
+    builder = _BUILDERS.get(type(node))
+    if builder is None:
+        raise PlanError(
+            f"the streaming runtime cannot run {type(node).__name__} (node {node.node_id}) yet; "
+            "rewrite the query without it",
+            node=type(node).__name__,
+        )
+    return builder(node, backend, ctx)
+
+
+def topological(sinks: tuple[p.Node, ...]) -> list[p.Node]:
+    """Every node reachable from the sinks once (by node_id), inputs before consumers."""
+    seen: set[int] = set()
+    order: list[p.Node] = []
+
+    def visit(node: p.Node) -> None:
+        if node.node_id in seen:
+            return
+        seen.add(node.node_id)
+        for child in node.inputs:
+            visit(child)
+        order.append(node)
+
+    for sink in sinks:
+        visit(sink)
+    return order
+
+
+class Graph:
+    def __init__(self, plan: p.JobPlan, backend, ctx: RuntimeContext | None = None) -> None:
+        self.ctx = ctx or RuntimeContext.from_settings(plan.settings)
+        nodes = topological(plan.sinks)
+        self.order = [n.node_id for n in nodes]
+        self.nodes = {n.node_id: n for n in nodes}
+        self.ops = {n.node_id: build_operator(n, backend, self.ctx) for n in nodes}
+        self.inputs = {n.node_id: [c.node_id for c in n.inputs] for n in nodes}
+        self.consumers: dict[int, list[tuple[int, int]]] = {nid: [] for nid in self.order}
+        for n in nodes:
+            for port, child in enumerate(n.inputs):
+                self.consumers[child.node_id].append((n.node_id, port))
+        self.sink_ids = [s.node_id for s in plan.sinks]
+        self.watermarks = dict.fromkeys(self.order, MIN_WATERMARK)
+        self.source_watermarks: dict[int, int] = {}
+        self.watermark_fns = {}
+        for n in nodes:
+            if isinstance(n, p.TableSourceScan):
+                self.source_watermarks[n.node_id] = MIN_WATERMARK
+                if n.watermark is not None:
+                    self.watermark_fns[n.node_id] = self._compile(n.watermark.expr)
+
+    def _compile(self, expr):
+        from deltaflow.processor.exprs.compile import compile_scalar
+
+        return compile_scalar(expr, self.ctx.eval_context())
+
+    def push(self, scan_node_id: int, batch: Batch) -> dict[int, Batch]:
+        """Runs one batch of a source scan through the graph; returns each sink's changes."""
+        if scan_node_id not in self.source_watermarks:
+            raise PlanError(f"node {scan_node_id} is not a source scan of this job")
+        fn = self.watermark_fns.get(scan_node_id)
+        moved = False
+        if fn is not None and batch:
+            stamps = [v for v in map(fn, batch.rows) if v is not None]
+            if stamps:
+                moved = self._raise(scan_node_id, max(epoch_ms(v) for v in stamps))
+        return self._run({scan_node_id: [(0, batch)]}, watermarks=moved)
+
+    def advance_watermark(self, scan_node_id: int, ts_ms: int) -> dict[int, Batch]:
+        """Raises a scan's watermark (epoch ms); returns what fired windows emit."""
+        moved = self._raise(scan_node_id, ts_ms)
+        return self._run({}, watermarks=moved)
+
+    def finish(self) -> dict[int, Batch]:
+        """End of bounded input: the final watermark fires every open window."""
+        for scan in self.source_watermarks:
+            self.source_watermarks[scan] = MAX_WATERMARK
+        return self._run({}, watermarks=True, flush=True)
+
+    def flush(self) -> dict[int, Batch]:
+        """Empties operator buffers (before a checkpoint)."""
+        return self._run({}, flush=True)
+
+    def _raise(self, scan: int, ts: int) -> bool:
+        if ts <= self.source_watermarks[scan]:
+            return False
+        self.source_watermarks[scan] = ts
+        return True
+
+    def _watermark_of(self, nid: int) -> int:
+        if nid in self.source_watermarks:
+            return self.source_watermarks[nid]
+        return min(self.watermarks[i] for i in self.inputs[nid])
+
+    def _run(
+        self, pending: dict[int, list], watermarks: bool = False, flush: bool = False
+    ) -> dict[int, Batch]:
+        outputs: dict[int, Batch] = {}
+        for nid in self.order:
+            op = self.ops[nid]
+            produced = Batch()
+            for port, batch in pending.pop(nid, ()):
+                produced.extend(op.process(batch, port))
+            if watermarks:
+                mark = self._watermark_of(nid)
+                if mark > self.watermarks[nid]:
+                    self.watermarks[nid] = mark
+                    produced.extend(op.on_watermark(mark))
+            if flush:
+                produced.extend(op.flush())
+            if not produced:
+                continue
+            if nid in self.sink_ids:
+                outputs.setdefault(nid, Batch()).extend(produced)
+            for consumer, port in self.consumers[nid]:
+                pending.setdefault(consumer, []).append((port, produced))
+        return outputs

@@ -1,0 +1,149 @@
+"""WindowAggregate: TUMBLE, HOP and CUMULATE over event time, fired by watermarks.
+
+As Flink's slicing window operator: a row falls in one slice (the window for
+TUMBLE, ``gcd(size, slide)`` for HOP, the step for CUMULATE); when that slice has
+already fired (``slice_end - 1 <= watermark``) the row is late and dropped.
+Otherwise it is folded into the accumulator of every window holding the slice.
+A window fires once the watermark reaches ``window_end - 1``: it emits ``+I[keys,
+aggs, window_start, window_end, window_time]`` with ``window_time = window_end - 1
+ms`` and forgets its state.
+
+Windows of a TIMESTAMP_LTZ time column are aligned in the session time zone
+(``table.local-time-zone``), as Flink does; window_start/window_end are then local
+TIMESTAMPs and window_time the TIMESTAMP_LTZ instant.
+
+State: ``(window_end, window_start, *keys) -> accumulator``; firing scans it in
+key order and stops at the first window still open.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from math import gcd
+from zoneinfo import ZoneInfo
+
+from deltaflow.formats.changelog import ADDS, INSERT, Batch
+from deltaflow.formats.errors import PlanError
+from deltaflow.processor.plan import WindowAggregate, WindowSpec
+from deltaflow.processor.runtime.aggs import Aggregates
+from deltaflow.processor.runtime.base import Operator, epoch_ms, from_epoch_ms, key_getter
+
+
+def slice_size(spec: WindowSpec) -> int:
+    if spec.kind == "TUMBLE":
+        return spec.size_ms
+    if spec.kind == "HOP":
+        return gcd(spec.size_ms, spec.slide_ms or spec.size_ms)
+    if spec.kind == "CUMULATE":
+        return spec.step_ms or spec.size_ms
+    raise PlanError(f"window {spec.kind} is not supported; use TUMBLE, HOP or CUMULATE")
+
+
+def windows_of(spec: WindowSpec, ts: int) -> list[tuple[int, int]]:
+    """The (start, end) of every window holding timestamp ``ts`` (local epoch ms)."""
+    size, offset = spec.size_ms, spec.offset_ms
+    if spec.kind == "TUMBLE":
+        start = ts - (ts - offset) % size
+        return [(start, start + size)]
+    if spec.kind == "HOP":
+        slide = spec.slide_ms or size
+        last = ts - (ts - offset) % slide
+        return [(s, s + size) for s in range(last, ts - size, -slide)]
+    step = spec.step_ms or size
+    start = ts - (ts - offset) % size
+    first_end = ts - (ts - offset) % step + step
+    return [(start, end) for end in range(first_end, start + size + 1, step)]
+
+
+class _Zone:
+    """Shifts epoch ms into the session time zone (for TIMESTAMP_LTZ windows) and back."""
+
+    def __init__(self, name: str, enabled: bool) -> None:
+        self.zone = ZoneInfo(name) if enabled and name.upper() not in ("UTC", "Z") else None
+
+    def _offset(self, utc_ms: int) -> int:
+        instant = dt.datetime.fromtimestamp(utc_ms / 1000, tz=dt.UTC)
+        return int(self.zone.utcoffset(instant).total_seconds() * 1000)  # type: ignore[union-attr]
+
+    def local(self, utc_ms: int) -> int:
+        return utc_ms if self.zone is None else utc_ms + self._offset(utc_ms)
+
+    def utc(self, local_ms: int) -> int:
+        return local_ms if self.zone is None else local_ms - self._offset(local_ms)
+
+
+class WindowAggOperator(Operator):
+    def __init__(self, node: WindowAggregate, backend, ctx) -> None:
+        self.spec = node.window
+        self.slice = slice_size(node.window)
+        input_types = node.inputs[0].types
+        self.ltz = input_types[node.window.time_column].root == "TIMESTAMP_LTZ"
+        self.zone = _Zone(ctx.time_zone, self.ltz)
+        self.key_of = key_getter(node.group_keys)
+        self.aggs = Aggregates(node.aggs, input_types)
+        self.state = backend.table(f"{node.node_id}:WindowAggregate:acc")
+        self.progress = backend.table(f"{node.node_id}:WindowAggregate:watermark")
+        stored = self.progress.get(("watermark",))
+        self.watermark = -(1 << 63) if stored is None else int(stored)  # type: ignore[call-overload]
+        self.late_rows = 0
+
+    def process(self, batch: Batch, port: int = 0) -> Batch:
+        if not batch:
+            return Batch()
+        col = self.spec.time_column
+        touched: dict[tuple, list[tuple[int, tuple]]] = {}
+        for kind, row in zip(batch.kinds, batch.rows, strict=True):
+            value = row[col]
+            if value is None:
+                continue  # Flink drops rows whose time attribute is NULL
+            ts = self.zone.local(epoch_ms(value))
+            slice_end = ts - (ts - self.spec.offset_ms) % self.slice + self.slice
+            if self.zone.utc(slice_end) - 1 <= self.watermark:
+                self.late_rows += 1
+                continue
+            key = self.key_of(row)
+            for start, end in windows_of(self.spec, ts):
+                touched.setdefault((end, start) + key, []).append((kind, row))
+        self._fold(touched)
+        return Batch()
+
+    def _fold(self, touched: dict[tuple, list[tuple[int, tuple]]]) -> None:
+        aggs = self.aggs
+        keys = list(touched)
+        for skey, raw in zip(keys, self.state.get_many(keys), strict=True):
+            acc = aggs.init() if raw is None else aggs.load(raw)
+            for kind, row in touched[skey]:
+                if ADDS[kind]:
+                    aggs.accumulate(acc, row)
+                else:
+                    aggs.retract(acc, row)
+            self.state.put(skey, aggs.dump(acc))
+
+    def on_watermark(self, watermark: int) -> Batch:
+        if watermark <= self.watermark:
+            return Batch()
+        self.watermark = watermark
+        self.progress.put(("watermark",), watermark)
+        out = Batch()
+        fired = []
+        for skey, raw in self.state.scan_prefix(()):
+            end, start = skey[0], skey[1]
+            if self.zone.utc(end) - 1 > watermark:
+                break
+            fired.append(skey)
+            acc = self.aggs.load(raw)
+            if acc[0] <= 0:
+                continue  # every row of the window was retracted
+            if self.ltz:
+                window_time = from_epoch_ms(self.zone.utc(end) - 1, aware=True)
+            else:
+                window_time = from_epoch_ms(end - 1, aware=False)
+            out.append(
+                INSERT,
+                skey[2:]
+                + self.aggs.values(acc)
+                + (from_epoch_ms(start, aware=False), from_epoch_ms(end, aware=False), window_time),
+            )
+        for skey in fired:
+            self.state.delete(skey)
+        return out

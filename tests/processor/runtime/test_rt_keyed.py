@@ -1,0 +1,123 @@
+"""ChangelogNormalize, Deduplicate, SinkUpsertMaterializer, DropUpdateBefore."""
+
+from __future__ import annotations
+
+from rt_helpers import ALL, NO_UB, fields, parse_changelog, scan, show, types
+
+from deltaflow.processor.plan import ChangelogNormalize, Deduplicate, SinkUpsertMaterializer
+from deltaflow.processor.runtime.base import RuntimeContext
+from deltaflow.processor.runtime.keyed import (
+    ChangelogNormalizeOperator,
+    DeduplicateOperator,
+    SinkUpsertMaterializerOperator,
+)
+from deltaflow.processor.runtime.simple import DropUpdateBeforeOperator
+
+T = types("INT", "STRING")
+
+
+def normalize(mode=ALL):
+    return ChangelogNormalize(
+        node_id=2, inputs=(scan(1, T),), fields=fields(T), changelog_mode=mode, key=(0,)
+    )
+
+
+def run(op, text, t=T):
+    return show(op.process(parse_changelog(text, t)), t)
+
+
+def test_changelog_normalize_turns_upserts_into_a_full_changelog(backend, ctx):
+    op = ChangelogNormalizeOperator(normalize(), backend, ctx)
+    # an upsert delete carries only the key: -D emits the stored row
+    text = "+U[1, a]\n+U[1, b]\n+U[1, b]\n-D[1, null]\n-D[2, null]\n+U[1, c]"
+    assert run(op, text) == ["+I[1, a]", "-U[1, a]", "+U[1, b]", "-D[1, b]", "+I[1, c]"]
+
+
+def test_changelog_normalize_without_update_before(backend, ctx):
+    op = ChangelogNormalizeOperator(normalize(NO_UB), backend, ctx)
+    assert run(op, "+U[1, a]\n+U[1, b]") == ["+I[1, a]", "+U[1, b]"]
+
+
+def test_changelog_normalize_keeps_state_across_batches_and_commits(backend, ctx):
+    op = ChangelogNormalizeOperator(normalize(), backend, ctx)
+    run(op, "+U[1, a]")
+    backend.commit({})
+    op2 = ChangelogNormalizeOperator(normalize(), backend, ctx)
+    assert run(op2, "+U[1, z]") == ["-U[1, a]", "+U[1, z]"]
+
+
+def test_changelog_normalize_mini_batch_keeps_the_last_change_per_key(backend):
+    op = ChangelogNormalizeOperator(normalize(), backend, RuntimeContext(mini_batch=True))
+    assert run(op, "+U[1, a]\n+U[2, x]\n+U[1, b]") == ["+I[2, x]", "+I[1, b]"]
+
+
+def dedup(keep_last, order_column=None, is_rowtime=False, mode=ALL, t=T):
+    return Deduplicate(
+        node_id=2,
+        inputs=(scan(1, t),),
+        fields=fields(t),
+        changelog_mode=mode,
+        keys=(0,),
+        keep_last_row=keep_last,
+        order_column=order_column,
+        is_rowtime=is_rowtime,
+    )
+
+
+def test_deduplicate_keep_first_on_arrival(backend, ctx):
+    op = DeduplicateOperator(dedup(False, mode=frozenset({0})), backend, ctx)
+    assert run(op, "+I[1, a]\n+I[1, b]\n+I[2, c]") == ["+I[1, a]", "+I[2, c]"]
+
+
+def test_deduplicate_keep_last_on_arrival(backend, ctx):
+    op = DeduplicateOperator(dedup(True), backend, ctx)
+    assert run(op, "+I[1, a]\n+I[1, b]") == ["+I[1, a]", "-U[1, a]", "+U[1, b]"]
+
+
+def test_deduplicate_on_rowtime_keeps_earliest_or_latest(backend, ctx):
+    t = types("INT", "TIMESTAMP(3)")
+    text = "+I[1, 2024-01-01T00:00:05]\n+I[1, 2024-01-01T00:00:01]\n+I[1, 2024-01-01T00:00:03]"
+    first = DeduplicateOperator(dedup(False, 1, True, t=t), backend, ctx)
+    assert run(first, text, t) == [
+        "+I[1, 2024-01-01T00:00:05]",
+        "-U[1, 2024-01-01T00:00:05]",
+        "+U[1, 2024-01-01T00:00:01]",
+    ]
+    node = Deduplicate(
+        node_id=5,
+        inputs=(scan(1, t),),
+        fields=fields(t),
+        changelog_mode=NO_UB,
+        keys=(0,),
+        keep_last_row=True,
+        order_column=1,
+        is_rowtime=True,
+    )
+    last = DeduplicateOperator(node, backend, ctx)
+    assert run(last, text, t) == ["+I[1, 2024-01-01T00:00:05]"]
+
+
+def materializer():
+    node = SinkUpsertMaterializer(
+        node_id=2, inputs=(scan(1, T),), fields=fields(T), changelog_mode=NO_UB, key=(0,)
+    )
+    return node
+
+
+def test_sink_upsert_materializer_follows_flink(backend, ctx):
+    op = SinkUpsertMaterializerOperator(materializer(), backend, ctx)
+    out = run(op, "+I[1, a]\n+I[1, b]\n-D[1, a]\n-D[1, b]\n+I[1, c]\n+I[1, d]\n-D[1, d]\n-D[2, x]")
+    assert out == [
+        "+I[1, a]",  # the list was empty
+        "+U[1, b]",
+        # retracting a non-last row emits nothing
+        "-D[1, b]",  # the list became empty
+        "+I[1, c]",
+        "+U[1, d]",
+        "+U[1, c]",  # the last row went: the new last one
+    ]
+
+
+def test_drop_update_before():
+    op = DropUpdateBeforeOperator()
+    assert run(op, "+I[1, a]\n-U[1, a]\n+U[1, b]\n-D[1, b]") == ["+I[1, a]", "+U[1, b]", "-D[1, b]"]

@@ -1,0 +1,100 @@
+"""Window aggregation (TUMBLE, HOP, CUMULATE) on event time."""
+
+from __future__ import annotations
+
+from rt_helpers import INSERT_ONLY, fields, parse_changelog, scan, show, types
+
+from deltaflow.formats.types import parse_type
+from deltaflow.processor.plan import AggCall, WindowAggregate, WindowSpec
+from deltaflow.processor.runtime.base import epoch_ms
+from deltaflow.processor.runtime.window import WindowAggOperator, windows_of
+
+T = types("STRING", "INT", "TIMESTAMP(3)")
+OUT = types("STRING", "BIGINT", "INT", "TIMESTAMP(3)", "TIMESTAMP(3)", "TIMESTAMP(3)")
+SEC = 1000
+
+
+def window_node(spec, t=T, out=OUT):
+    return WindowAggregate(
+        node_id=2,
+        inputs=(scan(1, t),),
+        fields=fields(out),
+        changelog_mode=INSERT_ONLY,
+        window=spec,
+        group_keys=(0,),
+        aggs=(
+            AggCall("COUNT", (), parse_type("BIGINT"), "n"),
+            AggCall("SUM", (1,), parse_type("INT"), "s"),
+        ),
+    )
+
+
+def ms(text):
+    return epoch_ms(parse_changelog(f"+I[x, 0, {text}]", T).rows[0][2])
+
+
+def test_window_assignment_for_the_three_kinds():
+    assert windows_of(WindowSpec("TUMBLE", 2, 10 * SEC), 12 * SEC) == [(10 * SEC, 20 * SEC)]
+    assert windows_of(WindowSpec("HOP", 2, 10 * SEC, slide_ms=5 * SEC), 12 * SEC) == [
+        (10 * SEC, 20 * SEC),
+        (5 * SEC, 15 * SEC),
+    ]
+    assert windows_of(WindowSpec("CUMULATE", 2, 10 * SEC, step_ms=5 * SEC), 12 * SEC) == [
+        (10 * SEC, 15 * SEC),
+        (10 * SEC, 20 * SEC),
+    ]
+    assert windows_of(WindowSpec("CUMULATE", 2, 10 * SEC, step_ms=5 * SEC), 3 * SEC) == [
+        (0, 5 * SEC),
+        (0, 10 * SEC),
+    ]
+
+
+def test_tumble_fires_at_window_end_minus_one_and_drops_late_rows(backend, ctx):
+    op = WindowAggOperator(window_node(WindowSpec("TUMBLE", 2, 10 * SEC)), backend, ctx)
+    rows = "+I[a, 1, 2024-01-01T00:00:01]\n+I[a, 2, 2024-01-01T00:00:09.999]\n+I[b, 5, 2024-01-01T00:00:12]"
+    assert not op.process(parse_changelog(rows, T))
+    assert not op.on_watermark(ms("2024-01-01T00:00:09.998"))
+    fired = show(op.on_watermark(ms("2024-01-01T00:00:09.999")), OUT)
+    assert fired == ["+I[a, 2, 3, 2024-01-01T00:00, 2024-01-01T00:00:10, 2024-01-01T00:00:09.999]"]
+    op.process(parse_changelog("+I[a, 7, 2024-01-01T00:00:03]", T))  # late: its window fired
+    assert op.late_rows == 1
+    fired = show(op.on_watermark(ms("2024-01-01T00:01:00")), OUT)
+    assert fired == [
+        "+I[b, 1, 5, 2024-01-01T00:00:10, 2024-01-01T00:00:20, 2024-01-01T00:00:19.999]"
+    ]
+
+
+def test_hop_puts_a_row_in_every_window_that_holds_it(backend, ctx):
+    op = WindowAggOperator(
+        window_node(WindowSpec("HOP", 2, 10 * SEC, slide_ms=5 * SEC)), backend, ctx
+    )
+    op.process(parse_changelog("+I[a, 1, 2024-01-01T00:00:07]", T))
+    fired = show(op.on_watermark(ms("2024-01-01T00:01:00")), OUT)
+    assert fired == [
+        "+I[a, 1, 1, 2024-01-01T00:00, 2024-01-01T00:00:10, 2024-01-01T00:00:09.999]",
+        "+I[a, 1, 1, 2024-01-01T00:00:05, 2024-01-01T00:00:15, 2024-01-01T00:00:14.999]",
+    ]
+
+
+def test_cumulate_emits_growing_windows(backend, ctx):
+    op = WindowAggOperator(
+        window_node(WindowSpec("CUMULATE", 2, 10 * SEC, step_ms=5 * SEC)), backend, ctx
+    )
+    op.process(parse_changelog("+I[a, 1, 2024-01-01T00:00:01]\n+I[a, 2, 2024-01-01T00:00:06]", T))
+    first = show(op.on_watermark(ms("2024-01-01T00:00:05")), OUT)
+    assert first == ["+I[a, 1, 1, 2024-01-01T00:00, 2024-01-01T00:00:05, 2024-01-01T00:00:04.999]"]
+    backend.commit({})
+    rest = show(op.on_watermark(ms("2024-01-01T00:00:10")), OUT)
+    assert rest == ["+I[a, 2, 3, 2024-01-01T00:00, 2024-01-01T00:00:10, 2024-01-01T00:00:09.999]"]
+
+
+def test_ltz_time_column_aligns_windows_in_the_session_time_zone(backend):
+    from deltaflow.processor.runtime.base import RuntimeContext
+
+    t = types("STRING", "INT", "TIMESTAMP_LTZ(3)")
+    out = types("STRING", "BIGINT", "INT", "TIMESTAMP(3)", "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)")
+    node = window_node(WindowSpec("TUMBLE", 2, 24 * 3600 * SEC), t, out)
+    op = WindowAggOperator(node, backend, RuntimeContext(time_zone="Asia/Shanghai"))
+    op.process(parse_changelog("+I[a, 1, 2024-01-01T20:00:00Z]", t))  # 2024-01-02 04:00 in Shanghai
+    fired = show(op.on_watermark(ms("2024-01-03T00:00:00")), out)
+    assert fired == ["+I[a, 1, 1, 2024-01-02T00:00, 2024-01-03T00:00, 2024-01-02T15:59:59.999Z]"]
