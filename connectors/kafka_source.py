@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from confluent_kafka import KafkaError, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from deltaflow.connectors import kafka_client
 from deltaflow.connectors.kafka_offsets import Bounds, Resolver, bounded_mode, startup_mode
@@ -41,6 +41,7 @@ class KafkaSource:
         self.opened_at: dict[tuple[str, int], int] = {}
         self.consumer = None
         self.dead_producer = None
+        self._committing: list = []
         self.value_decoder, self.key_decoder = layout.decoders(opts.table)
         self.build: RowBuilder = self._build_rows
 
@@ -178,10 +179,13 @@ class KafkaSource:
         return {"offsets": offsets}
 
     def _commit(self) -> None:
+        """Commits a checkpointed position to the group (as Flink does on checkpoints),
+        asynchronously; ``close`` commits the last one synchronously."""
         moved = [
             TopicPartition(t, p, o) for (t, p), o in self.next.items() if o > self.opened_at[(t, p)]
         ]
         if moved:
+            self._committing = moved
             self.consumer.commit(offsets=moved, asynchronous=True)  # type: ignore[union-attr]
 
     def finished(self) -> bool:
@@ -203,6 +207,11 @@ class KafkaSource:
             self.dead_producer.flush(10)
             self.dead_producer = None
         if self.consumer is not None:
+            if self._committing:
+                try:
+                    self.consumer.commit(offsets=self._committing, asynchronous=False)
+                except KafkaException:
+                    pass  # the checkpoint holds the position; the group offset is informative
             self.consumer.close()
             self.consumer = None
 

@@ -7,6 +7,7 @@ import json
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from deltaflow.connectors.base import TableSpec
+from deltaflow.connectors.kafka_client import ensure_topics
 from deltaflow.formats.changelog import Batch
 from deltaflow.formats.types import parse_type
 
@@ -16,6 +17,8 @@ def produce(
 ) -> None:
     """Produce (key, value[, timestamp_ms[, headers]]) records; ``flush_each`` > 0 flushes
     after every that many records, so they land in separate record batches."""
+    if partition == 0:
+        ensure_topics(bootstrap, [topic], partitions=1)
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50})
     for i, rec in enumerate(records, 1):
         key, value, *rest = rec
@@ -59,7 +62,7 @@ def read_topic(bootstrap: str, topic: str, partition: int = 0) -> list:
 def spec(name: str, columns: str, options: dict, metadata=(), primary_key=()) -> TableSpec:
     """A TableSpec from 'a INT, b STRING' and (column, key, type text) metadata."""
     physical = []
-    for part in columns.split(","):
+    for part in _split(columns):
         col, typ = part.strip().split(" ", 1)
         physical.append((col, parse_type(typ)))
     meta = [(c, k, parse_type(t)) for c, k, t in metadata]
@@ -67,10 +70,24 @@ def spec(name: str, columns: str, options: dict, metadata=(), primary_key=()) ->
 
 
 def read_all(source, limit_polls: int = 200, max_records: int = 1000) -> Batch:
-    """Polls a bounded source until it is finished."""
+    """Polls a bounded source until it is finished, then closes it."""
     out = Batch()
     for _ in range(limit_polls):
         if source.finished():
+            source.close()
             return out
         out.extend(source.poll(max_records, 0.2))
     raise AssertionError("source did not finish")
+
+
+def _split(columns: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for ch in columns:
+        depth += ch in "(<"
+        depth -= ch in ")>"
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    return [*parts, current]
