@@ -12,6 +12,7 @@ attempts="${REGISTER_ATTEMPTS:-20}"
 delay="${REGISTER_DELAY:-3}"
 name=$(sed -n 's/^ *"name" *: *"\([^"]*\)".*/\1/p' "$config" | head -n 1)
 response=$(mktemp)
+trap 'rm -f "$response"' EXIT
 attempt=1
 while [ "$attempt" -le "$attempts" ]; do
   code=$(curl -sS -o "$response" -w '%{http_code}' -X POST \
