@@ -1,0 +1,204 @@
+"""The operator graph: topological runs, fan-out, watermarks, finish, sinks."""
+
+from __future__ import annotations
+
+import pytest
+from rt_helpers import ALL, INSERT_ONLY, NO_UB, fields, parse_changelog, scan, show, types
+
+from deltaflow.formats.errors import PlanError
+from deltaflow.formats.types import parse_type
+from deltaflow.processor.plan import (
+    AggCall,
+    GroupAggregate,
+    JobPlan,
+    Join,
+    LookupJoin,
+    Sink,
+    Union,
+    WindowAggregate,
+    WindowSpec,
+)
+from deltaflow.processor.runtime.base import epoch_ms
+from deltaflow.processor.runtime.graph import Graph, RuntimeContext
+
+T = types("STRING", "INT")
+
+
+def sink(node_id, child, upsert=False, pk=()):
+    return Sink(
+        node_id=node_id,
+        inputs=(child,),
+        fields=child.fields,
+        changelog_mode=child.changelog_mode,
+        table=f"sink{node_id}",
+        options={"connector": "print"},
+        physical=child.fields,
+        primary_key=pk,
+        upsert_materialize=upsert,
+    )
+
+
+def count_by_name(src, node_id=2, mode=ALL):
+    out = [T[0], parse_type("BIGINT")]
+    return GroupAggregate(
+        node_id=node_id,
+        inputs=(src,),
+        fields=fields(out),
+        changelog_mode=mode,
+        group_keys=(0,),
+        aggs=(AggCall("COUNT", (), parse_type("BIGINT"), "n"),),
+    )
+
+
+def test_shared_scan_fans_out_to_two_inserts(backend):
+    src = scan(1, T)
+    agg = count_by_name(src)
+    plan = JobPlan(sinks=(sink(3, agg), sink(4, src)))
+    graph = Graph(plan, backend, RuntimeContext())
+    out = graph.push(1, parse_changelog("+I[a, 1]\n+I[a, 2]", T))
+    assert show(out[3], types("STRING", "BIGINT")) == ["+I[a, 1]", "-U[a, 1]", "+U[a, 2]"]
+    assert show(out[4], T) == ["+I[a, 1]", "+I[a, 2]"]
+    assert graph.flush() == {}
+
+
+def test_join_of_two_scans_and_union(backend):
+    left, right = scan(1, T), scan(2, T)
+    join = Join(
+        node_id=3,
+        inputs=(left, right),
+        fields=fields(T + T),
+        changelog_mode=ALL,
+        join_type="INNER",
+        left_keys=(0,),
+        right_keys=(0,),
+    )
+    union = Union(node_id=4, inputs=(left, right), fields=fields(T), changelog_mode=ALL)
+    graph = Graph(JobPlan(sinks=(sink(5, join), sink(6, union))), backend, RuntimeContext())
+    first = graph.push(1, parse_changelog("+I[k, 1]", T))
+    assert 5 not in first and show(first[6], T) == ["+I[k, 1]"]
+    second = graph.push(2, parse_changelog("+I[k, 2]", T))
+    assert show(second[5], T + T) == ["+I[k, 1, k, 2]"]
+    assert show(second[6], T) == ["+I[k, 2]"]
+
+
+def test_upsert_materialize_on_the_sink(backend):
+    src = scan(1, T)
+    graph = Graph(
+        JobPlan(sinks=(sink(2, src, upsert=True, pk=("c0",)),)), backend, RuntimeContext()
+    )
+    out = graph.push(1, parse_changelog("+I[a, 1]\n+I[a, 2]\n-D[a, 2]", T))
+    assert show(out[2], T) == ["+I[a, 1]", "+U[a, 2]", "+U[a, 1]"]
+
+
+def window_plan():
+    t = types("STRING", "TIMESTAMP(3)")
+    src = scan(1, t, mode=INSERT_ONLY)
+    out = types("STRING", "BIGINT", "TIMESTAMP(3)", "TIMESTAMP(3)", "TIMESTAMP(3)")
+    win = WindowAggregate(
+        node_id=2,
+        inputs=(src,),
+        fields=fields(out),
+        changelog_mode=INSERT_ONLY,
+        window=WindowSpec("TUMBLE", 1, 60_000),
+        group_keys=(0,),
+        aggs=(AggCall("COUNT", (), parse_type("BIGINT"), "n"),),
+    )
+    # a GROUP BY over the window output: fired rows travel on downstream
+    agg = GroupAggregate(
+        node_id=3,
+        inputs=(win,),
+        fields=fields(types("STRING", "BIGINT")),
+        changelog_mode=NO_UB,
+        group_keys=(0,),
+        aggs=(AggCall("SUM", (1,), parse_type("BIGINT"), "total"),),
+    )
+    return JobPlan(sinks=(sink(4, win), sink(5, agg))), t, out
+
+
+def test_watermark_fires_windows_and_fired_rows_flow_downstream(backend):
+    plan, t, out = window_plan()
+    graph = Graph(plan, backend, RuntimeContext())
+    rows = "+I[a, 2024-01-01T00:00:10]\n+I[a, 2024-01-01T00:01:10]\n+I[b, 2024-01-01T00:00:20]"
+    assert graph.push(1, parse_changelog(rows, t)) == {}
+    fired = graph.advance_watermark(
+        1, epoch_ms(parse_changelog("+I[x, 2024-01-01T00:00:59.999]", t).rows[0][1])
+    )
+    assert show(fired[4], out) == [
+        "+I[a, 1, 2024-01-01T00:00, 2024-01-01T00:01, 2024-01-01T00:00:59.999]",
+        "+I[b, 1, 2024-01-01T00:00, 2024-01-01T00:01, 2024-01-01T00:00:59.999]",
+    ]
+    assert show(fired[5], types("STRING", "BIGINT")) == ["+I[a, 1]", "+I[b, 1]"]
+    assert graph.advance_watermark(1, 0) == {}  # watermarks never go back
+    final = graph.finish()
+    assert show(final[4], out) == [
+        "+I[a, 1, 2024-01-01T00:01, 2024-01-01T00:02, 2024-01-01T00:01:59.999]"
+    ]
+    assert show(final[5], types("STRING", "BIGINT")) == ["+U[a, 2]"]
+
+
+def test_a_join_watermark_is_the_minimum_of_its_inputs(backend):
+    t = types("STRING", "TIMESTAMP(3)")
+    left, right = scan(1, t, mode=INSERT_ONLY), scan(2, t, mode=INSERT_ONLY)
+    union = Union(node_id=3, inputs=(left, right), fields=fields(t), changelog_mode=INSERT_ONLY)
+    out = types("STRING", "BIGINT", "TIMESTAMP(3)", "TIMESTAMP(3)", "TIMESTAMP(3)")
+    win = WindowAggregate(
+        node_id=4,
+        inputs=(union,),
+        fields=fields(out),
+        changelog_mode=INSERT_ONLY,
+        window=WindowSpec("TUMBLE", 1, 1000),
+        group_keys=(0,),
+        aggs=(AggCall("COUNT", (), parse_type("BIGINT"), "n"),),
+    )
+    graph = Graph(JobPlan(sinks=(sink(5, win),)), backend, RuntimeContext())
+    graph.push(1, parse_changelog("+I[a, 1970-01-01T00:00:00.500]", t))
+    assert graph.advance_watermark(1, 5000) == {}  # the other input holds it back
+    fired = graph.advance_watermark(2, 999)
+    assert show(fired[5], out) == [
+        "+I[a, 1, 1970-01-01T00:00, 1970-01-01T00:00:01, 1970-01-01T00:00:00.999]"
+    ]
+
+
+def test_state_outlives_the_graph_after_a_commit(tmp_path):
+    from deltaflow.state.backend import StateBackend
+
+    src = scan(1, T)
+    plan = JobPlan(sinks=(sink(3, count_by_name(src, mode=NO_UB)),))
+    with StateBackend(tmp_path / "s") as backend:
+        Graph(plan, backend).push(1, parse_changelog("+I[a, 1]", T))
+        backend.commit({"epoch": 1})
+    with StateBackend(tmp_path / "s") as backend:
+        out = Graph(plan, backend).push(1, parse_changelog("+I[a, 1]", T))
+    assert show(out[3], types("STRING", "BIGINT")) == ["+U[a, 2]"]
+
+
+def test_unsupported_node_is_a_plan_error(backend):
+    src = scan(1, T)
+    lookup = LookupJoin(
+        node_id=2,
+        inputs=(src,),
+        fields=fields(T + T),
+        changelog_mode=INSERT_ONLY,
+        join_type="INNER",
+        table="dim",
+        options={},
+        table_fields=fields(T),
+        probe_keys=(0,),
+        lookup_keys=(0,),
+    )
+    with pytest.raises(PlanError, match="LookupJoin"):
+        Graph(JobPlan(sinks=(sink(3, lookup),)), backend, RuntimeContext())
+
+
+def test_push_to_an_unknown_scan_is_a_plan_error(backend):
+    graph = Graph(JobPlan(sinks=(sink(2, scan(1, T)),)), backend, RuntimeContext())
+    with pytest.raises(PlanError, match="not a source scan"):
+        graph.push(7, parse_changelog("+I[a, 1]", T))
+
+
+def test_runtime_context_reads_mini_batch_and_time_zone():
+    ctx = RuntimeContext.from_settings(
+        {"table.exec.mini-batch.enabled": "true", "table.local-time-zone": "Europe/Berlin"}
+    )
+    assert ctx.mini_batch and ctx.time_zone == "Europe/Berlin"
+    assert not RuntimeContext.from_settings({}).mini_batch
