@@ -1,0 +1,159 @@
+"""Expression trees to Python source text: each node becomes one inline Python expression.
+
+NULL handling is spelled out in the generated text: an operand that may be NULL is bound
+once with ``:=`` and tested with ``is None``; an operand typed NOT NULL is used directly.
+Constants that are not plain literals (Decimals, datetimes, compiled regexes, helper
+functions) are bound to names in the namespace the generated function runs in.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable
+
+from deltaflow.formats.errors import DeltaflowError
+from deltaflow.formats.types import NULL, DataType
+from deltaflow.processor.exprs import lib_numeric, lib_strings, lib_temporal
+from deltaflow.processor.exprs.casts import cast_function
+from deltaflow.processor.exprs.errors import EvalError
+from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, Literal, UdfCall
+
+Generator = Callable[["Gen", Call], str]
+GENERATORS: dict[str, Generator] = {}
+
+
+def generator(*ops: str) -> Callable[[Generator], Generator]:
+    def register(fn: Generator) -> Generator:
+        for op in ops:
+            GENERATORS[op] = fn
+        return fn
+
+    return register
+
+
+def _try(fn: Callable[[object], object], value: object) -> object:
+    try:
+        return fn(value)
+    except (EvalError, ValueError, ArithmeticError, OverflowError):
+        return None
+
+
+class Gen:
+    """Builds the source of one generated function and the namespace it runs in."""
+
+    def __init__(self, time_zone: str) -> None:
+        self.time_zone = time_zone
+        self.tz = lib_temporal.zone(time_zone)
+        self.ns: dict[str, object] = {
+            "_EvalError": EvalError,
+            "_n": lib_numeric,
+            "_s": lib_strings,
+            "_t": lib_temporal,
+            "_tz": self.tz,
+            "_C": lib_numeric.CTX,
+            "_try": _try,
+        }
+        self._count = 0
+
+    def tmp(self) -> str:
+        self._count += 1
+        return f"_v{self._count}"
+
+    def bind(self, value: object, prefix: str = "_k") -> str:
+        """A name for ``value`` in the generated function's namespace."""
+        self._count += 1
+        name = f"{prefix}{self._count}"
+        self.ns[name] = value
+        return name
+
+    def expr(self, e: Expr) -> str:
+        if isinstance(e, InputRef):
+            return f"r[{e.index}]"
+        if isinstance(e, Literal):
+            return self.literal(e.value)
+        if isinstance(e, UdfCall):
+            return self.udf(e)
+        if isinstance(e, Call):
+            gen = GENERATORS.get(e.op)
+            if gen is None:
+                raise DeltaflowError(
+                    f"deltaflow cannot evaluate {e.op} yet; rewrite the expression without it"
+                )
+            return gen(self, e)
+        raise DeltaflowError(f"cannot compile expression node {type(e).__name__}")
+
+    def literal(self, value: object) -> str:
+        if value is None or type(value) in (bool, int):
+            return repr(value)
+        if type(value) is float and math.isfinite(value):  # type: ignore[arg-type]
+            return repr(value)
+        if type(value) is str and len(value) < 200:  # type: ignore[arg-type]
+            return repr(value)
+        return self.bind(value)
+
+    def strict(self, operands: tuple[Expr, ...] | list[Expr], build: Callable[..., str]) -> str:
+        """``build(*operand_texts)`` with NULL in any operand giving NULL."""
+        checks: list[str] = []
+        args: list[str] = []
+        for o in operands:
+            if isinstance(o, Literal) and o.value is None:
+                return "None"
+            code = self.expr(o)
+            if o.type.nullable and not isinstance(o, Literal):
+                t = self.tmp()
+                checks.append(f"({t} := {code}) is None")
+                args.append(t)
+            else:
+                args.append(code)
+        body = build(*args)
+        if not checks:
+            return body
+        return f"(None if {' or '.join(checks)} else {body})"
+
+    def cast(self, e: Expr, target: DataType, try_cast: bool = False) -> str:
+        if e.type.root == NULL or isinstance(e, Literal) and e.value is None:
+            return "None"
+        fn = cast_function(e.type, target, self.tz)
+        if fn is None:
+            return self.expr(e)
+        name = self.bind(fn, "_cast")
+        if try_cast:
+            return self.strict([e], lambda a: f"_try({name}, {a})")
+        return self.strict([e], lambda a: f"{name}({a})")
+
+    def udf(self, e: UdfCall) -> str:
+        module, _, attr = e.target.rpartition(".")
+        try:
+            fn = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError, ValueError) as err:
+            raise DeltaflowError(
+                f"cannot load Python function {e.name} from {e.target!r}: {err}; check the "
+                "module is importable (PYTHONPATH) and defines that name"
+            ) from None
+        if hasattr(fn, "eval") and not callable(fn):
+            fn = fn.eval
+        name = self.bind(fn, "_udf")
+        return f"{name}({', '.join(self.expr(o) for o in e.operands)})"
+
+    def const_value(self, e: Expr) -> object:
+        """The value of a literal operand (time unit, digits); errors otherwise."""
+        if not isinstance(e, Literal):
+            raise DeltaflowError("this argument must be a constant")
+        return e.value
+
+
+def describe(e: Expr) -> str:
+    """A short SQL-like rendering for error messages: ``$0 + $1``, ``UPPER($2)``."""
+    if isinstance(e, InputRef):
+        return f"${e.index}"
+    if isinstance(e, Literal):
+        return "NULL" if e.value is None else repr(e.value)
+    if isinstance(e, UdfCall):
+        return f"{e.name}({', '.join(describe(o) for o in e.operands)})"
+    assert isinstance(e, Call)
+    if e.op in ("CAST", "TRY_CAST"):
+        return f"{e.op}({describe(e.operands[0])} AS {e.type.sql()})"
+    if len(e.operands) == 2 and not e.op.isalpha():
+        return f"({describe(e.operands[0])} {e.op} {describe(e.operands[1])})"
+    return f"{e.op}({', '.join(describe(o) for o in e.operands)})"

@@ -1,0 +1,12 @@
+"""The error a compiled expression raises for a value it cannot evaluate."""
+
+from __future__ import annotations
+
+from deltaflow.formats.errors import DeltaflowError
+
+
+class EvalError(DeltaflowError):
+    """A runtime failure of a SQL expression (division by zero, a failed CAST, ...).
+
+    Flink fails the job in these cases; so does deltaflow, naming the function and value.
+    """

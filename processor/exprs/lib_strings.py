@@ -1,0 +1,234 @@
+"""String helpers called by compiled expressions (Flink's string functions)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import hashlib
+import json
+import re
+
+from deltaflow.processor.exprs.errors import EvalError
+
+
+def like_regex(pattern: str, escape: str | None = None) -> re.Pattern[str]:
+    """SQL LIKE pattern (``%`` any run, ``_`` one character) as a compiled regex."""
+    if escape is not None and len(escape) != 1:
+        raise EvalError(f"LIKE escape {escape!r} must be exactly one character")
+    out = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if escape is not None and ch == escape:
+            if i + 1 >= len(pattern) or pattern[i + 1] not in ("%", "_", escape):
+                raise EvalError(f"invalid escape sequence in LIKE pattern {pattern!r}")
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
+        i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_like(pattern: str, escape: str | None) -> re.Pattern[str]:
+    return like_regex(pattern, escape)
+
+
+def like(value: str, pattern: str, escape: str | None = None) -> bool:
+    return _cached_like(pattern, escape).fullmatch(value) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def java_regex(pattern: str) -> re.Pattern[str] | None:
+    """A Java regular expression compiled with Python's ``re``; None when invalid."""
+    try:
+        return re.compile(pattern)
+    except re.error:
+        return None
+
+
+_DOLLAR = re.compile(r"\\(.)|\$(\d+)|\$\{(\w+)\}")
+
+
+def java_replacement(repl: str) -> str:
+    """Java's ``replaceAll`` replacement (``$1``, ``\\$``) in Python's ``re.sub`` syntax."""
+
+    def convert(m: re.Match[str]) -> str:
+        if m.group(1) is not None:
+            return m.group(1).replace("\\", "\\\\")
+        return "\\g<" + (m.group(2) or m.group(3)) + ">"
+
+    parts = []
+    last = 0
+    for m in _DOLLAR.finditer(repl):
+        parts.append(repl[last : m.start()].replace("\\", "\\\\"))
+        parts.append(convert(m))
+        last = m.end()
+    parts.append(repl[last:].replace("\\", "\\\\"))
+    return "".join(parts)
+
+
+def regexp_replace(value: str, pattern: str, repl: str) -> str | None:
+    rx = java_regex(pattern)
+    if rx is None:
+        return None
+    try:
+        return rx.sub(java_replacement(repl), value)
+    except (re.error, IndexError):
+        return None
+
+
+def regexp_extract(value: str, pattern: str, index: int = 0) -> str | None:
+    rx = java_regex(pattern)
+    if rx is None or index < 0 or index > rx.groups:
+        return None
+    m = rx.search(value)
+    return None if m is None else m.group(index)
+
+
+def regexp(value: str, pattern: str) -> bool | None:
+    rx = java_regex(pattern)
+    return None if rx is None else rx.search(value) is not None
+
+
+def substring(value: str, start: int, length: int | None = None) -> str:
+    """SQL SUBSTRING: 1-based; 0 counts as 1; a negative start counts from the end."""
+    n = len(value)
+    if start > 0:
+        begin = start - 1
+    elif start < 0:
+        begin = max(n + start, 0)
+    else:
+        begin = 0
+    if length is None:
+        return value[begin:]
+    if length < 0:
+        return ""
+    return value[begin : begin + length]
+
+
+def trim_chars(value: str, chars: str, leading: bool, trailing: bool) -> str:
+    if leading:
+        value = value.lstrip(chars)
+    if trailing:
+        value = value.rstrip(chars)
+    return value
+
+
+def locate(needle: str, haystack: str, start: int = 1) -> int:
+    if start < 1:
+        return 0
+    return haystack.find(needle, start - 1) + 1
+
+
+def pad(value: str, length: int, filler: str, left: bool) -> str | None:
+    if length < 0:
+        return None
+    if length <= len(value):
+        return value[:length]
+    if not filler:
+        return None
+    need = length - len(value)
+    fill = (filler * (need // len(filler) + 1))[:need]
+    return fill + value if left else value + fill
+
+
+def split_index(value: str, delimiter: str, index: int) -> str | None:
+    if index < 0 or not delimiter:
+        return None
+    parts = value.split(delimiter)
+    return parts[index] if index < len(parts) else None
+
+
+def repeat(value: str, times: int) -> str:
+    return value * times if times > 0 else ""
+
+
+def initcap(value: str) -> str:
+    """Upper-case the first letter of every alphanumeric word, lower-case the rest."""
+    out = []
+    start = True
+    for ch in value:
+        out.append(ch.upper() if start else ch.lower())
+        start = not ch.isalnum()
+    return "".join(out)
+
+
+def md5(value: str) -> str:
+    return hashlib.md5(value.encode()).hexdigest()
+
+
+def sha1(value: str) -> str:
+    return hashlib.sha1(value.encode()).hexdigest()
+
+
+def sha256(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+def from_base64(value: str) -> str | None:
+    try:
+        return base64.b64decode(value, validate=False).decode("utf-8", errors="replace")
+    except (binascii.Error, ValueError):
+        return None
+
+
+def to_base64(value: str) -> str:
+    return base64.b64encode(value.encode()).decode("ascii")
+
+
+def ascii_code(value: str) -> int:
+    return ord(value[0]) if value else 0
+
+
+def chr_code(code: int) -> str | None:
+    """Flink's CHR: NULL for a negative code; codes over 255 are taken modulo 255 first."""
+    if code < 0:
+        return None
+    if code > 255:
+        code %= 255
+    return chr(code)
+
+
+def left(value: str, n: int) -> str:
+    return value[:n] if n > 0 else ""
+
+
+def right(value: str, n: int) -> str:
+    return value[-n:] if n > 0 else ""
+
+
+def concat_ws(sep: str, *parts: str | None) -> str:
+    return sep.join(p for p in parts if p is not None)
+
+
+_PATH_STEP = re.compile(r"\.(\w+)|\[(\d+)\]|\['([^']*)'\]")
+
+
+def json_value(text: str, path: str) -> str | None:
+    """JSON_VALUE for ``$.a.b[0]`` paths: the scalar as a string, NULL when absent or not scalar."""
+    if not path.startswith("$"):
+        return None
+    try:
+        node: object = json.loads(text)
+    except ValueError:
+        return None
+    pos = 1
+    while pos < len(path):
+        m = _PATH_STEP.match(path, pos)
+        if m is None:
+            return None
+        key = m.group(1) or m.group(3)
+        if key is not None:
+            node = node.get(key) if isinstance(node, dict) else None
+        else:
+            i = int(m.group(2))
+            node = node[i] if isinstance(node, list) and i < len(node) else None
+        pos = m.end()
+    if node is None or isinstance(node, (dict, list)):
+        return None
+    if isinstance(node, bool):
+        return "true" if node else "false"
+    return str(node)
