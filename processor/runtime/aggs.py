@@ -23,6 +23,8 @@ def wrap_integer(value: int, dtype: DataType) -> int:
     """Java two's-complement overflow of an integer type (INT 32-bit, BIGINT 64-bit)."""
     bits = _INT_BITS[dtype.root]
     half = 1 << (bits - 1)
+    if -half <= value < half:
+        return value
     return (value + half) % (1 << bits) - half
 
 
@@ -91,7 +93,10 @@ class Sum:
     def value(self, acc):
         if acc[1] == 0:
             return self.empty
-        return cast_number(acc[0], self.dtype)
+        total = acc[0]
+        if self.dtype.root in _INT_BITS and type(total) is int:
+            return wrap_integer(total, self.dtype)
+        return cast_number(total, self.dtype)
 
 
 class Avg(Sum):
@@ -268,6 +273,7 @@ class Aggregates:
                 fn = Distinct(fn)
             self.fns.append(fn)
             self.specs.append((slot, _arg_getter(call.args), fn, call.filter_arg))
+        self.value_fns = [(slot, fn.value) for slot, fn in enumerate(self.fns, start=1)]
 
     def init(self) -> list:
         return [0] + [fn.init() for fn in self.fns]
@@ -297,7 +303,7 @@ class Aggregates:
                 acc[slot] = fn.retract(acc[slot], v)
 
     def values(self, acc: list) -> tuple:
-        return tuple(fn.value(acc[slot]) for slot, fn in enumerate(self.fns, start=1))
+        return tuple([value(acc[slot]) for slot, value in self.value_fns])
 
     def dump(self, acc: list) -> list:
         out = [acc[0]]
