@@ -28,12 +28,9 @@ def wrap_parse_error(
         hint = next((h for key, h in _HINTS.items() if description.startswith(key)), "")
         near = f" near {highlight!r}" if highlight else ""
         message = f"{description}{near}" + (f"; {hint}" if hint else "")
-        return SqlError(
-            message,
-            int(info.get("line") or fallback_line),
-            int(info.get("col") or fallback_col),
-            highlight,
-        )
+        col = int(info.get("col") or fallback_col)
+        col = max(col - len(highlight) + 1, 1) if highlight and col else col
+        return SqlError(message, int(info.get("line") or fallback_line), col, highlight)
     return SqlError(
         f"cannot read this SQL ({err}); check quotes and comments", fallback_line, fallback_col
     )

@@ -1,0 +1,259 @@
+"""FROM clauses to logical nodes: tables (with hints and computed columns), views,
+subqueries, joins, lookup joins and window table functions."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from sqlglot import exp
+
+from deltaflow.formats.errors import SqlError
+from deltaflow.formats.types import timestamp
+from deltaflow.processor.exprs.functions import infer_call
+from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, input_refs
+from deltaflow.processor.plan import Field, WindowSpec
+from deltaflow.processor.planner import logical as L
+from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind, function_name
+from deltaflow.processor.planner.catalog import Catalog, Table
+from deltaflow.processor.sql.errors import position
+
+_HINT = re.compile(r"'([^']*)'\s*=\s*'([^']*)'")
+
+
+@dataclass
+class Rel:
+    """A bound relation: its node and the names visible to the enclosing query."""
+
+    node: L.LNode
+    columns: list[ScopeColumn]
+    window: WindowSpec | None = (
+        None  # set for TABLE(TUMBLE(...)): the last 3 columns are window columns
+    )
+
+    def scope(self, functions: dict[str, tuple[str, bool]]) -> Scope:
+        return Scope(self.columns, functions)
+
+    def requalified(self, alias: str | None) -> Rel:
+        if alias is None:
+            return self
+        cols = [ScopeColumn(alias, c.name, c.type, c.time_attr) for c in self.columns]
+        return Rel(self.node, cols, self.window)
+
+
+def fields_of(columns: list[ScopeColumn]) -> list[Field]:
+    return [Field(c.name, c.type) for c in columns]
+
+
+class FromBinder:
+    def __init__(self, catalog: Catalog, query_binder) -> None:  # noqa: ANN001 - QueryBinder
+        self.catalog = catalog
+        self.queries = query_binder
+        self.functions = query_binder.functions
+
+    def from_clause(self, select: exp.Select) -> Rel:
+        from_ = select.args.get("from_") or select.args.get("from")
+        if from_ is None:
+            return Rel(L.Calc([], [], projection=[]), [])
+        rel = self.relation(from_.this)
+        for join in select.args.get("joins") or []:
+            rel = self.join(rel, join)
+        return rel
+
+    def relation(self, node: exp.Expr) -> Rel:
+        alias = node.alias or None
+        if isinstance(node, exp.Subquery):
+            return self.queries.query(node.this).requalified(alias)
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous):
+            return self.window_tvf(node.this, node).requalified(alias)
+        if isinstance(node, exp.Table):
+            name = ".".join(p.name for p in node.parts)
+            if name in self.catalog.views:
+                query, columns = self.catalog.views[name]
+                rel = self.queries.query(query)
+                if columns:
+                    rel.columns = [
+                        ScopeColumn(None, n, c.type, c.time_attr)
+                        for n, c in zip(columns, rel.columns, strict=False)
+                    ]
+                return rel.requalified(alias or name)
+            return self.scan(self.catalog.table(name, position(node)), node).requalified(
+                alias or name
+            )
+        raise SqlError(f"deltaflow does not support {node.sql()!r} in FROM", *position(node))
+
+    def scan(self, table: Table, node: exp.Table) -> Rel:
+        table = _with_hints(table, node)
+        stored = [c for c in table.columns if c.expr is None]
+        ordered = [*table.physical, *table.metadata]
+        wm = table.watermark[0] if table.watermark else None
+        pk = tuple(i for i, c in enumerate(ordered) if c.name in table.primary_key)
+        fields = [Field(c.name, c.type) for c in ordered]  # type: ignore[arg-type]
+        scan = L.Scan(
+            [], fields, table=table, primary_key=pk if len(pk) == len(table.primary_key) else ()
+        )
+        cols = [
+            ScopeColumn(None, c.name, c.type, "ROWTIME" if c.name == wm else None) for c in ordered
+        ]  # type: ignore[arg-type]
+        if len(stored) == len(table.columns) and stored == ordered:
+            return Rel(scan, cols)
+        return self._computed(table, scan, cols, wm)
+
+    def _computed(self, table: Table, scan: L.Scan, cols: list[ScopeColumn], wm: str | None) -> Rel:
+        scope = Scope(cols, self.functions)
+        names = [c.name for c in cols]
+        projection: list[Expr] = []
+        out: list[ScopeColumn] = []
+        for column in table.columns:
+            expr = (
+                bind(column.expr, scope)
+                if column.expr is not None
+                else InputRef(column.type, names.index(column.name))
+            )  # type: ignore[arg-type]
+            attr = "ROWTIME" if column.name == wm else None
+            if isinstance(expr, Call) and expr.op == "PROCTIME":
+                attr = "PROCTIME"
+            projection.append(expr)
+            out.append(ScopeColumn(None, column.name, expr.type, attr))
+        return Rel(L.Calc([scan], fields_of(out), projection=projection), out)
+
+    def window_tvf(self, call: exp.Anonymous, node: exp.Expr) -> Rel:
+        inner = (
+            call.expressions[0] if str(call.this).upper() == "TABLE" and call.expressions else call
+        )
+        kind = str(inner.this).upper()
+        args = [a.expression if isinstance(a, exp.Kwarg) else a for a in inner.expressions]
+        if kind not in ("TUMBLE", "HOP", "CUMULATE") or len(args) < 3:
+            raise SqlError(
+                f"unsupported table function {kind}; use TUMBLE, HOP or CUMULATE", *position(node)
+            )
+        base = self.relation(args[0])
+        scope = base.scope(self.functions)
+        time_ref = scope.resolve(args[1].expressions[0])
+        sizes = [_interval_ms(bind(a, scope), a) for a in args[2:]]
+        spec = _window_spec(kind, time_ref.index, sizes)
+        wtype = timestamp(3, nullable=False)
+        extra = [ScopeColumn(None, "window_start", wtype), ScopeColumn(None, "window_end", wtype)]
+        extra.append(ScopeColumn(None, "window_time", base.columns[time_ref.index].type, "ROWTIME"))
+        return Rel(base.node, base.columns + extra, spec)
+
+    def join(self, left: Rel, join: exp.Join) -> Rel:
+        table = join.this
+        version = table.args.get("version") if isinstance(table, exp.Table) else None
+        right = self.relation(table)
+        columns = left.columns + right.columns
+        scope = Scope(columns, self.functions)
+        side = (join.side or "").upper()
+        join_type = {"LEFT": "LEFT", "RIGHT": "RIGHT", "FULL": "FULL"}.get(side, "INNER")
+        on = join.args.get("on")
+        cond = bind(on, scope) if on is not None else None
+        lk, rk, rest = _equi_keys(cond, len(left.columns))
+        nullable_left, nullable_right = (
+            join_type in ("RIGHT", "FULL"),
+            join_type in ("LEFT", "FULL"),
+        )
+        out = [_nullable(c, nullable_left) for c in left.columns] + [
+            _nullable(c, nullable_right) for c in right.columns
+        ]
+        if version is not None and isinstance(right.node, L.Scan):
+            node: L.LNode = L.LookupJoin(
+                [left.node],
+                fields_of(out),
+                join_type=join_type,
+                table=right.node.table,
+                probe_keys=lk,
+                lookup_keys=rk,
+                condition=rest,
+            )
+        else:
+            node = L.Join(
+                [left.node, right.node],
+                fields_of(out),
+                join_type=join_type,
+                left_keys=lk,
+                right_keys=rk,
+                condition=rest,
+            )
+        return Rel(node, out)
+
+
+def _nullable(c: ScopeColumn, make: bool) -> ScopeColumn:
+    return ScopeColumn(
+        c.qualifier,
+        c.name,
+        c.type.with_nullable(True) if make else c.type,
+        c.time_attr if not make else None,
+    )
+
+
+def _equi_keys(
+    cond: Expr | None, width: int
+) -> tuple[tuple[int, ...], tuple[int, ...], Expr | None]:
+    conjuncts = conjuncts_of(cond)
+    lk: list[int] = []
+    rk: list[int] = []
+    rest: list[Expr] = []
+    for c in conjuncts:
+        if isinstance(c, Call) and c.op == "=" and all(isinstance(o, InputRef) for o in c.operands):
+            a, b = (o.index for o in c.operands)  # type: ignore[attr-defined]
+            if a < width <= b:
+                lk.append(a), rk.append(b - width)
+                continue
+            if b < width <= a:
+                lk.append(b), rk.append(a - width)
+                continue
+        rest.append(c)
+    return tuple(lk), tuple(rk), and_all(rest)
+
+
+def conjuncts_of(cond: Expr | None) -> list[Expr]:
+    if cond is None:
+        return []
+    if isinstance(cond, Call) and cond.op == "AND":
+        return [x for o in cond.operands for x in conjuncts_of(o)]
+    return [cond]
+
+
+def and_all(conds: list[Expr]) -> Expr | None:
+    if not conds:
+        return None
+    out = conds[0]
+    for c in conds[1:]:
+        out = infer_call("AND", [out, c])
+    return out
+
+
+def _interval_ms(expr: Expr, node: exp.Expr) -> int:
+    value = getattr(expr, "value", None)
+    if not isinstance(value, int):
+        raise SqlError(
+            "window sizes must be INTERVAL literals such as INTERVAL '10' MINUTES", *position(node)
+        )
+    return value
+
+
+def _window_spec(kind: str, time_col: int, sizes: list[int]) -> WindowSpec:
+    if kind == "TUMBLE":
+        return WindowSpec(kind, time_col, sizes[0], offset_ms=sizes[1] if len(sizes) > 1 else 0)
+    if kind == "HOP":
+        return WindowSpec(kind, time_col, sizes[1], slide_ms=sizes[0])
+    return WindowSpec(kind, time_col, sizes[1], step_ms=sizes[0])
+
+
+def _with_hints(table: Table, node: exp.Table) -> Table:
+    extra = {}
+    for comment in node.comments or []:
+        if comment.strip().upper().startswith("OPTIONS"):
+            extra.update(dict(_HINT.findall(comment)))
+    return replace(table, options={**table.options, **extra}) if extra else table
+
+
+__all__ = [
+    "FromBinder",
+    "Rel",
+    "and_all",
+    "conjuncts_of",
+    "fields_of",
+    "function_name",
+    "input_refs",
+]

@@ -1,0 +1,257 @@
+"""Logical plan nodes. Each derives its own traits beside its semantics, as in Flink:
+
+* ``produces()``: the changelog kinds it can emit given its inputs (bottom-up);
+* ``needs_update_before(required)``: for each input, whether it must keep -U rows given
+  whether this node's consumer needs them (top-down, from the sinks);
+* ``upsert_keys()``: column sets each identifying one live row of the output.
+
+Columns are by index; ``fields`` is the output schema.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from deltaflow.processor.exprs.nodes import Expr, InputRef
+from deltaflow.processor.plan import AggCall, Field, Key, Mode, WindowSpec
+from deltaflow.processor.planner.catalog import CHANGELOG_FORMATS, Table
+
+I, UB, UA, D = 0, 1, 2, 3  # noqa: E741 - Flink spells the kinds I, UB, UA, D
+INSERT_ONLY: Mode = frozenset({I})
+ALL: Mode = frozenset({I, UB, UA, D})
+UPSERT: Mode = frozenset({UA, D})
+
+
+@dataclass(eq=False)
+class LNode:
+    inputs: list[LNode]
+    fields: list[Field]
+    mode: Mode = field(default=frozenset(), init=False)  # final, after top-down refinement
+    keys: tuple[Key, ...] = field(default=(), init=False)
+
+    def produces(self, inputs: list[Mode]) -> Mode:
+        return frozenset().union(*inputs) if inputs else INSERT_ONLY
+
+    def needs_update_before(self, required: bool) -> list[bool]:
+        """Stateful operators retract by -U; stateless ones pass the consumer's need down."""
+        return [required] * len(self.inputs)
+
+    def can_drop_update_before(self) -> bool:
+        """Whether this node can stop emitting -U itself when its consumer does not need them."""
+        return True
+
+    def upsert_keys(self) -> tuple[Key, ...]:
+        return ()
+
+
+@dataclass(eq=False)
+class Scan(LNode):
+    table: Table = None  # type: ignore[assignment]
+    primary_key: Key = ()
+
+    def produces(self, inputs: list[Mode]) -> Mode:
+        if self.table.connector == "upsert-kafka":
+            return frozenset({I, UA, D})
+        if self.table.format in CHANGELOG_FORMATS:
+            return ALL
+        return INSERT_ONLY
+
+    def can_drop_update_before(self) -> bool:
+        return False
+
+    def upsert_keys(self) -> tuple[Key, ...]:
+        return (self.primary_key,) if self.primary_key else ()
+
+
+@dataclass(eq=False)
+class Calc(LNode):
+    projection: list[Expr] = field(default_factory=list)
+    condition: Expr | None = None
+
+    def upsert_keys(self) -> tuple[Key, ...]:
+        where = {e.index: i for i, e in enumerate(self.projection) if isinstance(e, InputRef)}
+        return tuple(
+            tuple(where[c] for c in key)
+            for key in self.inputs[0].keys
+            if all(c in where for c in key)
+        )
+
+
+@dataclass(eq=False)
+class ChangelogNormalize(LNode):
+    key: Key = ()
+
+    def produces(self, inputs: list[Mode]) -> Mode:
+        return ALL
+
+    def needs_update_before(self, required: bool) -> list[bool]:
+        return [False]
+
+    def upsert_keys(self) -> tuple[Key, ...]:
+        return (self.key,)
+
+
+@dataclass(eq=False)
+class DropUpdateBefore(LNode):
+    def produces(self, inputs: list[Mode]) -> Mode:
+        return inputs[0] - {UB}
+
+    def needs_update_before(self, required: bool) -> list[bool]:
+        return [True]
+
+    def upsert_keys(self) -> tuple[Key, ...]:
+        return self.inputs[0].keys
+
+
+@dataclass(eq=False)
+class Aggregate(LNode):
+    group_keys: Key = ()
+    aggs: list[AggCall] = field(default_factory=list)
+
+    def produces(self, inputs: list[Mode]) -> Mode:
+        return frozenset({I, UB, UA}) if inputs[0] == INSERT_ONLY else ALL
+
+    def needs_update_before(self, required: bool) -> list[bool]:
+        return [True]
+
+    def upsert_keys(self) -> tuple[Key, ...]:
+        return (tuple(range(len(self.group_keys))),)
+
+
+@dataclass(eq=False)
+class WindowAggregate(LNode):
+    window: WindowSpec = None  # type: ignore[assignment]
+    group_keys: Key = ()
+    aggs: list[AggCall] = field(default_factory=list)
+
+    def produces(self, inputs: list[Mode]) -> Mode:
+        return INSERT_ONLY
+
+    def upsert_keys(self) -> tuple[Key, ...]:
+        n = len(self.group_keys) + len(self.aggs)
+        return (tuple(range(len(self.group_keys))) + (n, n + 1),)
+
+
+@dataclass(eq=False)
+class Join(LNode):
+    join_type: str = "INNER"
+    left_keys: Key = ()
+    right_keys: Key = ()
+    condition: Expr | None = None
+
+    def produces(self, inputs: list[Mode]) -> Mode:
+        if self.join_type == "INNER" and all(m == INSERT_ONLY for m in inputs):
+            return INSERT_ONLY
+        return ALL
+
+    def needs_update_before(self, required: bool) -> list[bool]:
+        return [True, True]
+
+    def input_spec(self, side: int) -> str:
+        keys = self.inputs[side].keys
+        join_keys = set(self.left_keys if side == 0 else self.right_keys)
+        if any(set(k) <= join_keys for k in keys):
+            return "JoinKeyContainsUniqueKey"
+        return "HasUniqueKey" if keys else "NoUniqueKey"
+
+    def upsert_keys(self) -> tuple[Key, ...]:
+        """Flink: a side's key survives only if it holds that side's join keys (rows of one key
+        stay on one shuffle), and only when the other side's join keys are unique there."""
+        left, right = self.inputs
+        offset = len(left.fields)
+        left_keys = [k for k in left.keys if set(self.left_keys) <= set(k)]
+        right_keys = [
+            tuple(c + offset for c in k) for k in right.keys if set(self.right_keys) <= set(k)
+        ]
+        out: list[Key] = []
+        if self.input_spec(1) == "JoinKeyContainsUniqueKey" and self.join_type in ("INNER", "LEFT"):
+            out += left_keys
+        if self.input_spec(0) == "JoinKeyContainsUniqueKey" and self.join_type in (
+            "INNER",
+            "RIGHT",
+        ):
+            out += right_keys
+        return tuple(out)
+
+
+@dataclass(eq=False)
+class Rank(LNode):
+    partition_keys: Key = ()
+    order_keys: tuple[tuple[int, bool, bool], ...] = ()
+    rank_start: int = 1
+    rank_end: int | None = None
+    output_rank_number: bool = False
+    rowtime_order: bool = False
+
+    @property
+    def keeps_first_in_time(self) -> bool:
+        return self.rowtime_order and self.rank_end == 1 and self.order_keys[0][1]
+
+    def produces(self, inputs: list[Mode]) -> Mode:
+        if inputs[0] == INSERT_ONLY and self.keeps_first_in_time:
+            return INSERT_ONLY
+        return ALL
+
+    def needs_update_before(self, required: bool) -> list[bool]:
+        return [True]
+
+    def strategy(self) -> str:
+        if self.inputs[0].mode == INSERT_ONLY:
+            return "AppendFastStrategy"
+        return "RetractStrategy"
+
+    def upsert_keys(self) -> tuple[Key, ...]:
+        if self.output_rank_number:
+            return (self.partition_keys + (len(self.fields) - 1,),)
+        if self.rank_end == 1:
+            return (self.partition_keys,)
+        return self.inputs[0].keys
+
+
+@dataclass(eq=False)
+class Deduplicate(LNode):
+    """ROW_NUMBER() = 1 ordered by processing time (rowtime order plans as Rank, as Flink prints)."""
+
+    keys_: Key = ()
+    keep_last_row: bool = False
+
+    def produces(self, inputs: list[Mode]) -> Mode:
+        return frozenset({I, UB, UA}) if self.keep_last_row else INSERT_ONLY
+
+    def upsert_keys(self) -> tuple[Key, ...]:
+        return (self.keys_,)
+
+
+@dataclass(eq=False)
+class Union(LNode):
+    pass
+
+
+@dataclass(eq=False)
+class LookupJoin(LNode):
+    join_type: str = "INNER"
+    table: Table = None  # type: ignore[assignment]
+    probe_keys: Key = ()
+    lookup_keys: Key = ()
+    condition: Expr | None = None
+
+    def upsert_keys(self) -> tuple[Key, ...]:
+        return self.inputs[0].keys
+
+
+@dataclass(eq=False)
+class Sink(LNode):
+    table: Table = None  # type: ignore[assignment]
+    primary_key: Key = ()
+    on_conflict: str | None = None
+    upsert_materialize: bool = False
+
+    def accepts(self) -> Mode:
+        if self.table.connector == "upsert-kafka":
+            return frozenset({I, UA, D})
+        if self.table.connector in ("print", "blackhole") or self.table.format in CHANGELOG_FORMATS:
+            return ALL
+        return INSERT_ONLY
+
+    def needs_update_before(self, required: bool) -> list[bool]:
+        return [UB in self.accepts()]
