@@ -1,0 +1,163 @@
+"""upsert-kafka key/value encoding against Flink's upsert-kafka semantics."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch, RawBatch
+from deltaflow.formats.errors import DeltaflowError, FormatError
+from deltaflow.formats.registry import create_decoder, create_encoder
+from deltaflow.formats.spec import FormatSpec
+from deltaflow.formats.types import parse_type
+from deltaflow.formats.upsert import UPSERT_MODE, UpsertDecoder, UpsertEncoder, upsert_layout
+
+COLUMNS = [
+    ("k_region", parse_type("STRING NOT NULL")),
+    ("pv", parse_type("BIGINT")),
+    ("k_day", parse_type("INT NOT NULL")),
+    ("uv", parse_type("BIGINT")),
+]
+
+
+def prefixed_layout():
+    return upsert_layout(COLUMNS, ["k_region", "k_day"], prefix="k_", include="EXCEPT_KEY")
+
+
+def codecs(layout, key_format="json", value_format="json", on_error="fail"):
+    key_spec = FormatSpec(layout.key_columns, on_error=on_error)
+    value_spec = FormatSpec(layout.value_columns, on_error=on_error)
+    encoder = UpsertEncoder(
+        layout, create_encoder(key_format, key_spec), create_encoder(value_format, value_spec)
+    )
+    decoder = UpsertDecoder(
+        layout,
+        create_decoder(key_format, key_spec),
+        create_decoder(value_format, value_spec),
+        on_error,
+    )
+    return encoder, decoder
+
+
+def records(keys, values) -> RawBatch:
+    return RawBatch("pageviews", 4, list(range(10, 10 + len(keys))), list(values), list(keys))
+
+
+def test_layout_strips_the_key_prefix_and_excludes_key_columns() -> None:
+    layout = prefixed_layout()
+    assert [n for n, _ in layout.key_columns] == ["region", "day"]
+    assert [n for n, _ in layout.value_columns] == ["pv", "uv"]
+    every = upsert_layout(COLUMNS, ["k_day"])
+    assert [n for n, _ in every.value_columns] == ["k_region", "pv", "k_day", "uv"]
+
+
+def test_layout_rejects_what_flink_rejects() -> None:
+    with pytest.raises(DeltaflowError, match="EXCEPT_KEY"):
+        upsert_layout(COLUMNS, ["k_day"], prefix="k_")
+    with pytest.raises(DeltaflowError, match="PRIMARY KEY"):
+        upsert_layout(COLUMNS, [])
+    with pytest.raises(DeltaflowError, match="'nope' is not a column"):
+        upsert_layout(COLUMNS, ["nope"])
+    with pytest.raises(DeltaflowError, match="must start with"):
+        upsert_layout(COLUMNS, ["pv"], prefix="k_", include="EXCEPT_KEY")
+    with pytest.raises(DeltaflowError, match="value.fields-include"):
+        upsert_layout(COLUMNS, ["pv"], include="SOME")
+
+
+def test_sink_drops_update_before_and_writes_a_tombstone_for_delete() -> None:
+    encoder, _ = codecs(prefixed_layout())
+    kinds = [INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE]
+    rows = [("eu", 1, 20, 1), ("eu", 1, 20, 1), ("eu", 5, 20, 2), ("eu", 5, 20, 2)]
+    keys, values = encoder.encode(Batch(kinds, rows))
+    assert [json.loads(k) for k in keys] == [{"region": "eu", "day": 20}] * 3
+    assert values[2] is None
+    assert [json.loads(v) for v in values[:2]] == [{"pv": 1, "uv": 1}, {"pv": 5, "uv": 2}]
+
+
+def test_source_reads_upserts_and_tombstones_into_full_rows() -> None:
+    _, decoder = codecs(prefixed_layout())
+    assert decoder.changelog_mode == UPSERT_MODE
+    batch = decoder.decode(
+        records(
+            [
+                b'{"region": "eu", "day": 20}',
+                b'{"region": "us", "day": 21}',
+                b'{"region": "eu", "day": 20}',
+            ],
+            [b'{"pv": 1, "uv": 1}', b'{"pv": 7, "uv": 3}', None],
+        )
+    )
+    assert batch.kinds == [INSERT, INSERT, DELETE]
+    assert batch.rows == [("eu", 1, 20, 1), ("us", 7, 21, 3), ("eu", None, 20, None)]
+
+
+def test_with_value_fields_include_all_the_value_copy_wins() -> None:
+    layout = upsert_layout(COLUMNS, ["k_region"])
+    _, decoder = codecs(layout)
+    batch = decoder.decode(
+        records(
+            [b'{"k_region": "key-side"}', b'{"k_region": "gone"}'],
+            [b'{"k_region": "value-side", "pv": 2, "k_day": 3, "uv": 4}', None],
+        )
+    )
+    assert batch.rows == [("value-side", 2, 3, 4), ("gone", None, None, None)]
+    assert batch.kinds == [INSERT, DELETE]
+
+
+def test_round_trip_with_raw_key_and_avro_value() -> None:
+    layout = upsert_layout(COLUMNS[:2], ["k_region"], prefix="k_", include="EXCEPT_KEY")
+    encoder, decoder = codecs(layout, key_format="raw", value_format="avro")
+    keys, values = encoder.encode(Batch([INSERT, DELETE], [("eu", 3), ("us", 4)]))
+    assert keys == [b"eu", b"us"] and values[1] is None
+    batch = decoder.decode(records(keys, values))
+    assert batch.kinds == [INSERT, DELETE]
+    assert batch.rows == [("eu", 3), ("us", None)]
+
+
+def test_bad_value_is_skipped_without_misaligning_the_others() -> None:
+    _, decoder = codecs(prefixed_layout(), on_error="skip")
+    batch = decoder.decode(
+        records(
+            [
+                b'{"region": "a", "day": 1}',
+                b'{"region": "b", "day": 2}',
+                b'{"region": "c", "day": 3}',
+                b'{"region": "d", "day": 4}',
+            ],
+            [b'{"pv": 1}', b'{"pv": "many"}', None, b'{"pv": 4}'],
+        )
+    )
+    assert batch.kinds == [INSERT, DELETE, INSERT]
+    assert batch.rows == [("a", 1, 1, None), ("c", None, 3, None), ("d", 4, 4, None)]
+    assert decoder.skipped == 1
+    assert decoder.value_decoder.skipped == 0  # counted once, on the upsert decoder
+
+
+def test_bad_key_fails_naming_the_key_and_offset() -> None:
+    _, decoder = codecs(prefixed_layout())
+    with pytest.raises(FormatError, match="offset 11: record key: .*column 'day'") as info:
+        decoder.decode(
+            records([b'{"region": "a", "day": 1}', b'{"region": "b", "day": "x"}'], [b"{}", b"{}"])
+        )
+    assert (info.value.topic, info.value.partition, info.value.offset) == ("pageviews", 4, 11)
+
+
+def test_missing_key_and_bad_key_go_to_dead_letters() -> None:
+    _, decoder = codecs(prefixed_layout(), on_error="dead-letter")
+    batch = decoder.decode(
+        records([None, b"{bad", b'{"region": "z", "day": 9}'], [b"{}", b"{}", b"{}"])
+    )
+    assert batch.rows == [("z", None, 9, None)]
+    assert [(o, reason.split(":")[0]) for _, _, o, _, reason in decoder.dead_letters] == [
+        (10, "the record has no key; upsert-kafka records need one"),
+        (11, "record key"),
+    ]
+
+
+def test_changelog_value_formats_are_refused() -> None:
+    layout = prefixed_layout()
+    value = create_decoder("debezium-json", FormatSpec(layout.value_columns))
+    key = create_decoder("json", FormatSpec(layout.key_columns))
+    with pytest.raises(DeltaflowError, match="insert-only value format"):
+        UpsertDecoder(layout, key, value, "fail")
