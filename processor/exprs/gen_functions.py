@@ -136,7 +136,7 @@ def _round(g: Gen, c: Call) -> str:
     return g.strict([arg], lambda a: f"_n.{kind}_float({a}, {digits})")
 
 
-@generator("FLOOR", "CEIL")
+@generator("FLOOR", "CEIL", "CEILING")
 def _floor(g: Gen, c: Call) -> str:
     arg = c.operands[0]
     if len(c.operands) == 2:

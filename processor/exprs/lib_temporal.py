@@ -247,6 +247,8 @@ def timestampadd(unit: str, amount: int, value):  # type: ignore[no-untyped-def]
 
 
 def _as_datetime(value) -> dt.datetime:  # type: ignore[no-untyped-def]
+    if isinstance(value, dt.time):
+        return dt.datetime.combine(EPOCH.date(), value)
     if isinstance(value, dt.datetime):
         return value.replace(tzinfo=None) if value.tzinfo else value
     return dt.datetime.combine(value, dt.time())
@@ -328,12 +330,16 @@ def ceil_to(unit: str, value):  # type: ignore[no-untyped-def]
     floor = floor_to(unit, value)
     if floor == value:
         return floor
+    if isinstance(value, dt.time):
+        return (_as_datetime(floor) + _FIXED_UNITS[unit]).time()
     if unit in _MONTH_UNITS:
         return add_months(floor, _MONTH_UNITS[unit])
     return _like(value, _as_datetime(floor) + _FIXED_UNITS[unit])
 
 
 def _like(original, ts: dt.datetime):  # type: ignore[no-untyped-def]
+    if isinstance(original, dt.time):
+        return ts.time()
     if isinstance(original, dt.datetime):
         return ts.replace(tzinfo=original.tzinfo)
     return ts.date()
