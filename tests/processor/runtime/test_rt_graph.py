@@ -202,3 +202,79 @@ def test_runtime_context_reads_mini_batch_and_time_zone():
     )
     assert ctx.mini_batch and ctx.time_zone == "Europe/Berlin"
     assert not RuntimeContext.from_settings({}).mini_batch
+
+
+def test_calc_filters_each_change_on_its_own_and_keeps_its_kind(backend):
+    from deltaflow.processor.exprs.nodes import Call, InputRef, Literal
+    from deltaflow.processor.plan import Calc
+
+    i, b = parse_type("INT"), parse_type("BOOLEAN")
+    src = scan(1, T)
+    calc = Calc(
+        node_id=2,
+        inputs=(src,),
+        fields=fields([T[0], i]),
+        changelog_mode=ALL,
+        projection=(InputRef(T[0], 0), Call(i, "*", (InputRef(i, 1), Literal(i, 10)))),
+        condition=Call(b, ">", (InputRef(i, 1), Literal(i, 1))),
+    )
+    graph = Graph(JobPlan(sinks=(sink(3, calc),)), backend)
+    out = graph.push(1, parse_changelog("+I[a, 1]\n+I[b, 2]\n-U[b, 2]\n+U[b, 1]", T))
+    # the +U fails the filter: only its -U passes, as Flink's Calc does
+    assert show(out[3], T) == ["+I[b, 20]", "-U[b, 20]"]
+
+
+def test_scan_watermark_is_the_batch_maximum_of_its_expression(backend):
+    from deltaflow.formats.types import DataType
+    from deltaflow.processor.exprs.nodes import Call, InputRef, Literal
+    from deltaflow.processor.plan import TableSourceScan, Watermark
+
+    plan, t, out = window_plan()
+    ts = t[1]
+    delay = Call(ts, "-", (InputRef(ts, 1), Literal(DataType("INTERVAL_DAY_TIME"), 5000)))
+    win = plan.sinks[0].inputs[0]
+    old = win.inputs[0]
+    src = TableSourceScan(
+        node_id=1,
+        fields=old.fields,
+        changelog_mode=INSERT_ONLY,
+        table="t1",
+        options={},
+        physical=old.fields,
+        watermark=Watermark(rowtime=1, expr=delay),
+    )
+    import dataclasses
+
+    win = dataclasses.replace(win, inputs=(src,))
+    graph = Graph(JobPlan(sinks=(sink(4, win),)), backend)
+    assert (
+        graph.push(
+            1, parse_changelog("+I[a, 2024-01-01T00:00:30]\n+I[a, 2024-01-01T00:01:04.998]", t)
+        )
+        == {}
+    )
+    fired = graph.push(1, parse_changelog("+I[b, 2024-01-01T00:01:04.999]", t))
+    assert show(fired[4], out) == [
+        "+I[a, 1, 2024-01-01T00:00, 2024-01-01T00:01, 2024-01-01T00:00:59.999]"
+    ]
+
+
+def test_join_condition_filters_pairs(backend):
+    from deltaflow.processor.exprs.nodes import Call, InputRef
+
+    i, b = parse_type("INT"), parse_type("BOOLEAN")
+    left, right = scan(1, T), scan(2, T)
+    join = Join(
+        node_id=3,
+        inputs=(left, right),
+        fields=fields(T + T),
+        changelog_mode=ALL,
+        join_type="LEFT",
+        left_keys=(0,),
+        right_keys=(0,),
+        condition=Call(b, "<", (InputRef(i, 1), InputRef(i, 3))),
+    )
+    graph = Graph(JobPlan(sinks=(sink(4, join),)), backend)
+    graph.push(2, parse_changelog("+I[k, 5]", T))
+    out = graph.push(1, parse_changelog("+I[k, 1]\n+I[k, 9]", T))
+    assert show(out[4], T + T) == ["+I[k, 1, k, 5]", "+I[k, 9, null, null]"]

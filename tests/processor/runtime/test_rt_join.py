@@ -136,30 +136,48 @@ def build_steps(raw):
     return steps, live
 
 
-def expected_join(join_type, left, right):
+def matches(lrow, r, with_condition):
+    if lrow[0] is None or r[0] != lrow[0]:
+        return False
+    return not with_condition or lrow[1] <= r[1]
+
+
+def expected_join(join_type, left, right, with_condition=False):
     out = []
     for lrow in left:
-        ms = [r for r in right if lrow[0] is not None and r[0] == lrow[0]]
+        ms = [r for r in right if matches(lrow, r, with_condition)]
         out += [lrow + r for r in ms]
         if not ms and join_type in ("LEFT", "FULL"):
             out.append(lrow + (None, None))
     if join_type in ("RIGHT", "FULL"):
         for r in right:
-            if not any(r[0] is not None and lrow[0] == r[0] for lrow in left):
+            if not any(matches(lrow, r, with_condition) for lrow in left):
                 out.append((None, None) + r)
     return sorted(out, key=repr)
 
 
+def string_le():
+    from deltaflow.formats.types import parse_type
+    from deltaflow.processor.exprs.nodes import Call, InputRef
+
+    s = parse_type("STRING")
+    return Call(parse_type("BOOLEAN"), "<=", (InputRef(s, 1), InputRef(s, 3)))
+
+
+@pytest.mark.parametrize("with_condition", [False, True])
 @pytest.mark.parametrize("join_type", ["INNER", "LEFT", "RIGHT", "FULL"])
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(raw=steps_st, size=st.integers(1, 5))
-def test_output_changelog_equals_join_of_input_multisets(tmp_path_factory, join_type, raw, size):
+def test_output_changelog_equals_join_of_input_multisets(
+    tmp_path_factory, join_type, with_condition, raw, size
+):
     from deltaflow.state.backend import StateBackend
 
     steps, (left, right) = build_steps(raw)
     backend = StateBackend(tmp_path_factory.mktemp("s"))
     try:
-        op = JoinOperator(join_node(join_type), backend, RuntimeContext())
+        condition = string_le() if with_condition else None
+        op = JoinOperator(join_node(join_type, condition), backend, RuntimeContext())
         out = Batch()
         i = 0
         while i < len(steps):
@@ -174,7 +192,7 @@ def test_output_changelog_equals_join_of_input_multisets(tmp_path_factory, join_
             out.extend(op.process(batch, port))
             backend.commit({})
         assert sorted(apply_changelog(out.kinds, out.rows), key=repr) == expected_join(
-            join_type, left, right
+            join_type, left, right, with_condition
         )
     finally:
         backend.close()
