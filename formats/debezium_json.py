@@ -129,7 +129,7 @@ class DebeziumJsonDecoder:
             raise Bad(f"invalid JSON: {exc}") from None
         except CONVERSION_ERRORS:
             env, before, after = self._checked(plan, value)
-        meta = tuple(m(env, schema) for m in self._meta) if self._meta else ()
+        meta = self._metadata(env, schema) if self._meta else ()
         op = env.op
         if op == "c" or op == "r":
             if after is None:
@@ -155,6 +155,12 @@ class DebeziumJsonDecoder:
         else:
             raise self._bad_op(op, value)
 
+    def _metadata(self, env: Any, schema: str | None) -> tuple:
+        try:
+            return tuple(read(env, schema) for read in self._meta)
+        except CONVERSION_ERRORS as exc:
+            raise Bad(f"a metadata field cannot be read: {exc}") from None
+
     def _checked(self, plan: Plan, value: Any) -> tuple[Any, tuple | None, tuple | None]:
         env, before, after, nulled = plan.checked(value)
         self.nulled += nulled
@@ -178,7 +184,10 @@ class DebeziumJsonDecoder:
     def _plan_for(self, key: bytes) -> Plan:
         plan = self._plans.get(key)
         if plan is None:
-            logical = logical_fields(msgspec.json.decode(key))
+            try:
+                logical = logical_fields(msgspec.json.decode(key))
+            except msgspec.DecodeError as exc:
+                raise Bad(f'invalid JSON in the "schema" field: {exc}') from None
             used = {
                 name: logical[name]
                 for name, dtype in self._columns

@@ -96,8 +96,8 @@ def _zoned(v: Any) -> dt.datetime:
 
 
 def _connect_decimal(params: dict[str, Any]) -> Converter:
-    scale = int(params.get("scale", 0))
-    return lambda v: unscaled(v, scale) if type(v) is str else v
+    scale = params.get("scale", 0)  # Connect writes parameters as strings: "2"
+    return lambda v: unscaled(v, int(scale)) if type(v) is str else v
 
 
 def logical_step(name: str, params: dict[str, Any], dtype: DataType) -> Converter | None:
