@@ -59,6 +59,7 @@ _DAY_US = 86_400_000_000
 _EPOCH = datetime(1, 1, 1)
 _EPOCH_TZ = datetime(1, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
+_COMPLEMENT = bytes(range(255, -1, -1))  # translate table: b -> 0xFF - b
 
 
 def encode_key(key: tuple) -> bytes:
@@ -120,9 +121,10 @@ def _enc_int(out: bytearray, value: int) -> None:
         return
     magnitude = -value if value < 0 else value
     length = (magnitude.bit_length() + 7) // 8
-    body = magnitude.to_bytes(length, "big")
-    if value < 0:
-        body = bytes(b ^ 0xFF for b in body)
+    if value < 0:  # one's complement of the magnitude: bigger magnitudes sort first
+        body = (value + (1 << (8 * length)) - 1).to_bytes(length, "big")
+    else:
+        body = value.to_bytes(length, "big")
     if length < 8:
         out.append(INT_ZERO - length if value < 0 else INT_ZERO + length)
     elif value < 0:
@@ -160,7 +162,7 @@ def _enc_decimal(out: bytearray, value: Decimal) -> None:
         if sign:
             out.append(DEC_NEG)
             _enc_int(out, -adjusted)
-            out += bytes(0xFF - b for b in text)
+            out += text.translate(_COMPLEMENT)
             out.append(0xFF)
         else:
             out.append(DEC_POS)
@@ -273,7 +275,7 @@ def _dec_decimal(data: bytes, pos: int) -> tuple[Decimal, int]:
     adjusted, pos = _DECODERS[data[pos]](data, pos + 1)
     if tag == DEC_NEG:
         stop = data.index(0xFF, pos)
-        digits = bytes(0xFF - b for b in data[pos:stop]).decode("ascii")
+        digits = data[pos:stop].translate(_COMPLEMENT).decode("ascii")
         adjusted = -adjusted
     else:
         stop = data.index(0, pos)
