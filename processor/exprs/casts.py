@@ -121,7 +121,9 @@ def _to_temporal(src: DataType, dst: DataType, tz: dt.tzinfo) -> Fn | None:
     if d == TIME:
         if s == TIME:
             return lambda v: tl.truncate_micros(v, precision)
-        return (lambda v: tl.to_local(v, tz).time()) if s == TIMESTAMP_LTZ else (lambda v: v.time())  # type: ignore[attr-defined]
+        if s == TIMESTAMP_LTZ:
+            return lambda v: tl.truncate_micros(tl.to_local(v, tz).time(), precision)  # type: ignore[arg-type]
+        return lambda v: tl.truncate_micros(v.time(), precision)  # type: ignore[attr-defined]
     naive = _to_naive(s, tz)
     if d == TIMESTAMP:
         return lambda v: tl.truncate_micros(naive(v), precision)
