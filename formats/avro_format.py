@@ -46,8 +46,10 @@ def check_spec(name: str, spec: FormatSpec, options: tuple[str, ...]) -> bool:
 
 
 def make_decoder(name: str, spec: FormatSpec) -> AvroDecoder:
-    legacy = check_spec(name, spec, OPTIONS)
-    schema = av.row_schema(spec.physical, legacy=legacy)
+    check_spec(name, spec, OPTIONS)
+    av.row_schema(spec.physical)  # rejects what Avro cannot hold
+    # timestamps read as plain longs (same bytes) and converted by the row reader
+    schema = av.row_schema(spec.physical, legacy=None)
     return AvroDecoder(name, spec, fastavro.parse_schema(schema))
 
 

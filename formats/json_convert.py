@@ -238,21 +238,54 @@ def _time(v: object) -> dt.time:
 def _timestamp_reader(dtype: DataType, iso: bool) -> Conv:
     ltz = dtype.root == TIMESTAMP_LTZ
     sep = "T" if iso else " "
-    shape = f"yyyy-MM-dd{sep}HH:mm:ss[.SSS]" + ("Z" if ltz else "")
     keep = 10 ** (6 - min(dtype.precision if dtype.precision is not None else 6, 6))
+    parse = dt.datetime.fromisoformat
 
     def read(v: object) -> dt.datetime:
-        match = _TS.match(v) if isinstance(v, str) else None
-        if match is None or match.group(4) != sep or (match.group(9) == "Z") != ltz:
-            raise ValueError(f"{_show(v)} is not a {dtype.root} {shape!r}")
-        y, mo, d, _, h, mi, s, frac, _ = match.groups()
-        micros = int((frac or "0")[:6].ljust(6, "0")) // keep * keep
-        return dt.datetime(
-            int(y), int(mo), int(d), int(h), int(mi), int(s or 0), micros,
-            tzinfo=dt.UTC if ltz else None,
-        )  # fmt: skip
+        body = _plain_timestamp(v, sep, ltz)
+        if body is None:
+            value = _timestamp_slow(v, dtype, sep, ltz)
+        else:  # the common, well-formed case: C parser
+            value = parse(body + "+00:00" if ltz else body)
+        if keep > 1 and value.microsecond % keep:
+            value = value.replace(microsecond=value.microsecond // keep * keep)
+        return value
 
     return read
+
+
+def _plain_timestamp(v: object, sep: str, ltz: bool) -> str | None:
+    """``v`` without its ``Z`` when it is exactly ``yyyy-MM-dd?HH:mm:ss[.f{1,9}]``."""
+    if type(v) is not str or len(v) < 19 or v[10] != sep:
+        return None
+    if ltz:
+        if v[-1] != "Z":
+            return None
+        v = v[:-1]
+    if v[4] != "-" or v[7] != "-" or v[13] != ":" or v[16] != ":":
+        return None
+    head, tail = v[:19], v[19:]
+    if not head.replace("-", "").replace(":", "").replace(sep, "").isdecimal():
+        return None
+    if tail and (tail[0] != "." or not 1 < len(tail) <= 10 or not tail[1:].isdecimal()):
+        return None
+    return v if v.isascii() else None
+
+
+def _timestamp_slow(v: object, dtype: DataType, sep: str, ltz: bool) -> dt.datetime:
+    """The other shapes Flink accepts (ISO-8601 without seconds), or a clear error."""
+    shape = f"yyyy-MM-dd{sep}HH:mm:ss[.SSS]" + ("Z" if ltz else "")
+    match = _TS.match(v) if isinstance(v, str) else None
+    if match is None or match.group(4) != sep or (match.group(9) == "Z") != ltz:
+        raise ValueError(f"{_show(v)} is not a {dtype.root} {shape!r}")
+    y, mo, d, _, h, mi, s, frac, _ = match.groups()
+    if s is None and sep == " ":
+        raise ValueError(f"{_show(v)} is not a {dtype.root} {shape!r}")
+    micros = int((frac or "0")[:6].ljust(6, "0"))
+    return dt.datetime(
+        int(y), int(mo), int(d), int(h), int(mi), int(s or 0), micros,
+        tzinfo=dt.UTC if ltz else None,
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------

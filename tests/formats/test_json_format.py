@@ -244,3 +244,24 @@ def test_json_has_no_metadata() -> None:
     s = FormatSpec([("a", parse_type("INT"))], metadata=[("source.table", parse_type("STRING"))])
     with pytest.raises(DeltaflowError, match="source.table"):
         make_decoder("json", s)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2020-12-30 12:13:14,5",
+        "2020-12-30 12:13:14+01:00",
+        "2020-12-30 12:13",
+        "2020-13-30 12:13:14",
+    ],
+)
+def test_sql_timestamp_shapes_flink_does_not_accept(text: str) -> None:
+    with pytest.raises(FormatError, match="column 'ts'"):
+        decode(spec("ts TIMESTAMP(6)"), json.dumps({"ts": text}).encode())
+
+
+def test_iso_timestamp_may_omit_seconds_like_iso_local_date_time() -> None:
+    s = spec("ts TIMESTAMP(3); l TIMESTAMP_LTZ(3)", **{"timestamp-format.standard": "ISO-8601"})
+    assert decode(s, b'{"ts": "2020-12-30T12:13", "l": "2020-12-30T12:13Z"}') == [
+        (dt.datetime(2020, 12, 30, 12, 13), dt.datetime(2020, 12, 30, 12, 13, tzinfo=UTC))
+    ]
