@@ -21,6 +21,7 @@ import lmdb
 import orjson
 
 from deltaflow.formats.errors import StateError
+from deltaflow.state.indexed import IndexedTable
 from deltaflow.state.table import StateTable
 
 META_DB = b"__deltaflow__"
@@ -48,6 +49,7 @@ class StateBackend:
         self._env = _open_env(self.path, map_size, create and not readonly, durable, readonly)
         self._read: lmdb.Transaction | None = None
         self._tables: dict[str, StateTable] = {}
+        self._mirrors: dict[str, IndexedTable] = {}
         self._dbs: dict[bytes, object] = {}
         self._meta_db = self._open_meta(create and not readonly)
 
@@ -62,11 +64,34 @@ class StateBackend:
             self._tables[name] = table
         return table
 
-    def indexed(self, name: str, key_columns: list[int], indexes: dict[str, list[int]]):
-        """A mirror of a CDC table keyed by ``key_columns`` with secondary ``indexes``."""
-        from deltaflow.state.indexed import IndexedTable
+    def indexed(
+        self, name: str, key_columns: list[int], indexes: dict[str, list[int]]
+    ) -> IndexedTable:
+        """The mirror of a CDC table keyed by ``key_columns`` with secondary ``indexes``.
 
-        return IndexedTable(self, name, key_columns, indexes)
+        One object per name: operators that share a source share its mirror, and an
+        index asked for by a later caller is added (and backfilled) on the way.
+        """
+        mirror = self._mirrors.get(name)
+        if mirror is None:
+            mirror = IndexedTable(self, name, key_columns, indexes)
+            self._mirrors[name] = mirror
+            return mirror
+        if list(key_columns) != mirror.key_columns:
+            raise StateError(
+                f"indexed table {name!r} is keyed by columns {mirror.key_columns}, "
+                f"not {list(key_columns)}; give each mirror its own name"
+            )
+        for index, columns in indexes.items():
+            known = mirror.indexes.get(index)
+            if known is None:
+                mirror.build_index(index, columns)
+            elif known != list(columns):
+                raise StateError(
+                    f"index {index!r} of table {name!r} is on columns {known}, not "
+                    f"{list(columns)}; give the index another name"
+                )
+        return mirror
 
     def db(self, name: bytes, *, create: bool) -> object:
         """The handle of a sub-database (opened once per environment)."""
@@ -183,6 +208,7 @@ class StateBackend:
         if self._env is not None:
             self.end_read()
             self._tables.clear()
+            self._mirrors.clear()
             self._env.close()
             self._env = None
 

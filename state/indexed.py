@@ -136,7 +136,8 @@ class IndexedTable:
         table = self._backend.table(f"{self.name}{INDEX_SEPARATOR}{name}")
         index = _Index(columns, table)
         txn = self._backend.read_txn()
-        if txn.stat(table.db)["entries"] != txn.stat(self._rows.db)["entries"]:
+        committed_match = txn.stat(table.db)["entries"] == txn.stat(self._rows.db)["entries"]
+        if not committed_match or self._rows.has_pending():
             self._rebuild(index)
         self._indexes[name] = index
 

@@ -148,3 +148,15 @@ def test_unknown_index_and_bad_definitions(backend) -> None:
         table.lookup("nope", [(1,)])
     with pytest.raises(StateError, match="primary key"):
         backend.indexed("t", [], {})
+
+
+def test_one_mirror_per_name_gains_indexes(backend) -> None:
+    first = backend.indexed("orders", [0], {"by_customer": [1]})
+    first.apply([INSERT, INSERT], [(1, "a", "x", 1), (2, "b", "y", 2)])
+    second = backend.indexed("orders", [0], {"by_status": [2]})
+    assert second is first
+    assert second.lookup("by_status", [("y",)]) == [[(2, "b", "y", 2)]]
+    with pytest.raises(StateError, match="keyed by columns"):
+        backend.indexed("orders", [1], {})
+    with pytest.raises(StateError, match="another name"):
+        backend.indexed("orders", [0], {"by_status": [3]})
