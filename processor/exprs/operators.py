@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from deltaflow.formats.types import (
+    APPROX_ROOTS,
     BOOLEAN,
     DATE,
     DECIMAL,
+    DOUBLE,
     INTEGER_ROOTS,
     NULL,
     NUMERIC_ROOTS,
@@ -122,6 +124,10 @@ def coerce_pair(op: str, x: Expr, y: Expr) -> tuple[Expr, Expr]:
     """Operands of a comparison, with Flink's implicit casts; raises BadCall if incomparable."""
     a, b = x.type, y.type
     if comparable(a, b):
+        approx = {a.root, b.root} & APPROX_ROOTS
+        if approx and DECIMAL in (a.root, b.root):  # Flink compares DECIMAL with DOUBLE as DOUBLE
+            double = DataType(DOUBLE)
+            return to_type(x, double), to_type(y, double)
         if {a.root, b.root} == {TIMESTAMP, TIMESTAMP_LTZ}:
             ltz = DataType(TIMESTAMP_LTZ, precision=max(a.precision or 0, b.precision or 0))
             return to_type(x, ltz), to_type(y, ltz)
@@ -182,8 +188,9 @@ def _in(op: str, operands: list[Expr]) -> Call:
     items = []
     for item in operands[1:]:
         value_cast, item_cast = coerce_pair("=", value, item)
-        if value_cast is not value:
+        if value_cast is not value and items:
             raise BadCall(f"cannot compare {value.type.sql()} with {item.type.sql()}")
+        value = value_cast
         items.append(item_cast)
     return Call(_BOOL.with_nullable(_any_null(operands)), op, (value, *items))
 

@@ -128,6 +128,10 @@ def test_comparisons_across_numeric_types() -> None:
     assert ev(call("=", lit(Decimal("1.0"), "DECIMAL(2, 1)"), i(1))) is True
     assert ev(call("<", i(1), lit(1.5, "DOUBLE"))) is True
     assert ev(call(">", lit(Decimal("2.50"), "DECIMAL(3, 2)"), lit(2.4, "DOUBLE"))) is True
+    # DECIMAL meets DOUBLE as DOUBLE: 0.1 = 0.1 although the binary double is not exactly 1/10
+    assert ev(call("=", lit(Decimal("0.1"), "DECIMAL(1, 1)"), lit(0.1, "DOUBLE"))) is True
+    assert ev(call("IN", lit(0.1, "DOUBLE"), lit(Decimal("0.1"), "DECIMAL(1, 1)"))) is True
+    assert ev(call("IN", lit(Decimal("0.1"), "DECIMAL(1, 1)"), lit(0.1, "DOUBLE"))) is True
     assert ev(call("<>", s("a"), s("b"))) is True
     assert ev(call("<", s("B"), s("a"))) is True  # code point order
     assert ev(call("=", col(0, "INT"), i(1)), (None,)) is None
