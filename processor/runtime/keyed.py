@@ -4,13 +4,15 @@
 ``processLastRowAndGenerateUpdateBefore``: per key the last row is kept; an
 addition emits ``+I`` (no previous row) or ``-U(previous)``/``+U(row)`` (``-U``
 only when the node's changelog mode has UB), an addition identical to the
-previous row emits nothing (state TTL off), a retraction emits ``-D`` of the
+previous row emits nothing (state TTL off; Flink's row equaliser also compares
+the row kind, and the stored row is an ``+I``, so only a repeated ``+I`` is
+suppressed, not a repeated ``+U``), a retraction emits ``-D`` of the
 stored row (which carries every column even when the input is an upsert delete
 with only the key) and forgets it.
 
 ``SinkUpsertMaterializer`` keeps, per sink key, the list of rows the changelog
-added: an addition replaces an equal row or is appended and is emitted as ``+I``
-(list was empty) or ``+U``; a retraction removes the first equal row and emits
+added: an addition is appended (or replaces the row with the same input upsert
+key, when the input has one) and is emitted as ``+I`` (list was empty) or ``+U``; a retraction removes the first equal row and emits
 ``-D`` when the list becomes empty, ``+U`` of the new last row when the removed
 row was the last, and nothing otherwise.
 
@@ -22,6 +24,12 @@ from __future__ import annotations
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch
 from deltaflow.processor.plan import ChangelogNormalize, Deduplicate, SinkUpsertMaterializer
 from deltaflow.processor.runtime.base import Operator, epoch_ms, key_getter
+
+
+def input_upsert_key(node) -> tuple[int, ...]:
+    """The shortest upsert key of the node's input (Flink matches rows by it), or ()."""
+    keys = node.inputs[0].upsert_keys if node.inputs else ()
+    return min(keys, key=len) if keys else ()
 
 
 def _load(table, keys: list[tuple]) -> dict[tuple, object]:
@@ -42,7 +50,7 @@ def _last_row(out: Batch, kind: int, row: tuple, prev: tuple | None, ub: bool) -
     if ADDS[kind]:
         if prev is None:
             out.append(INSERT, row)
-        elif prev != row:
+        elif kind != INSERT or prev != row:
             if ub:
                 out.append(UPDATE_BEFORE, prev)
             out.append(UPDATE_AFTER, row)
@@ -119,9 +127,28 @@ class DeduplicateOperator(Operator):
 
 
 class UpsertMaterializer:
-    def __init__(self, node_id: int, key: tuple[int, ...], backend) -> None:
+    """Flink's SinkUpsertMaterializer; rows are matched by the input's upsert key when it
+    has one (an addition then replaces the matching row), else by the whole row."""
+
+    def __init__(
+        self, node_id: int, key: tuple[int, ...], backend, upsert_key: tuple[int, ...] = ()
+    ) -> None:
         self.key_of = key_getter(key)
+        self.match_of = key_getter(upsert_key) if upsert_key else None
         self.state = backend.table(f"{node_id}:SinkUpsertMaterializer:rows")
+
+    def _find(self, values: list[tuple], row: tuple) -> int:
+        match = self.match_of
+        if match is None:
+            try:
+                return values.index(row)
+            except ValueError:
+                return -1
+        target = match(row)
+        for i, value in enumerate(values):
+            if match(value) == target:
+                return i
+        return -1
 
     def process(self, batch: Batch) -> Batch:
         if not batch:
@@ -133,14 +160,14 @@ class UpsertMaterializer:
             values = lists[key]
             if ADDS[kind]:
                 out.append(UPDATE_AFTER if values else INSERT, row)
-                try:
-                    values[values.index(row)] = row
-                except ValueError:
+                index = self._find(values, row) if self.match_of is not None else -1
+                if index < 0:
                     values.append(row)
+                else:
+                    values[index] = row
                 continue
-            try:
-                index = values.index(row)
-            except ValueError:
+            index = self._find(values, row)
+            if index < 0:
                 continue  # a retraction of a row never added: Flink logs and ignores it
             del values[index]
             if not values:
@@ -153,7 +180,7 @@ class UpsertMaterializer:
 
 class SinkUpsertMaterializerOperator(Operator):
     def __init__(self, node: SinkUpsertMaterializer, backend, ctx) -> None:
-        self.inner = UpsertMaterializer(node.node_id, node.key, backend)
+        self.inner = UpsertMaterializer(node.node_id, node.key, backend, input_upsert_key(node))
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         return self.inner.process(batch)

@@ -8,7 +8,8 @@ before and after are compared and the difference is emitted, record by record:
 - with the rank number in the output, each rank whose row changed emits
   ``-U(old)``/``+U(new)`` (``-U`` only when the node's mode has UB), a rank that
   appears emits ``+I`` and one that disappears ``-D``;
-- without it, rows that left the top emit ``-D`` and rows that entered ``+I``.
+- without it, rows that left the top emit ``-D`` and rows that entered ``+I``
+  (for an addition the ``+I`` comes first, for a retraction the ``-D``).
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class RankOperator(Operator):
             before = self._top(rows)
             if not self._change(rows, kind, row):
                 continue
-            self._emit(out, before, self._top(rows))
+            self._emit(out, before, self._top(rows), ADDS[kind])
         for part, rows in lists.items():
             if rows:
                 self.state.put(part, rows)
@@ -105,20 +106,14 @@ class RankOperator(Operator):
                 return True
         return False  # a retraction of a row never added: nothing to emit
 
-    def _emit(self, out: Batch, before: list[tuple], after: list[tuple]) -> None:
+    def _emit(self, out: Batch, before: list[tuple], after: list[tuple], added: bool) -> None:
         if not self.with_number:
-            gone = Counter(before)
-            gone.subtract(after)
-            came = Counter(after)
-            came.subtract(before)
-            for row in before:
-                if gone[row] > 0:
-                    gone[row] -= 1
-                    out.append(DELETE, row)
-            for row in after:
-                if came[row] > 0:
-                    came[row] -= 1
-                    out.append(INSERT, row)
+            # as Flink: an addition emits its +I before the -D of the row it pushed out,
+            # a retraction its -D before the +I of the row that moves up
+            deletes = _difference(before, after, DELETE)
+            inserts = _difference(after, before, INSERT)
+            for kind, row in inserts + deletes if added else deletes + inserts:
+                out.append(kind, row)
             return
         for i in range(max(len(before), len(after))):
             rank = self.start + i
@@ -134,3 +129,15 @@ class RankOperator(Operator):
                 if self.ub:
                     out.append(UPDATE_BEFORE, old)
                 out.append(UPDATE_AFTER, new)
+
+
+def _difference(rows: list[tuple], minus: list[tuple], kind: int) -> list[tuple[int, tuple]]:
+    """(kind, row) for each row of ``rows`` beyond its copies in ``minus``, in order."""
+    extra = Counter(rows)
+    extra.subtract(minus)
+    out = []
+    for row in rows:
+        if extra[row] > 0:
+            extra[row] -= 1
+            out.append((kind, row))
+    return out

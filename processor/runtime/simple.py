@@ -5,7 +5,7 @@ from __future__ import annotations
 from deltaflow.formats.changelog import UPDATE_BEFORE, Batch
 from deltaflow.processor.plan import Calc, Sink, SinkUpsertMaterializer
 from deltaflow.processor.runtime.base import Operator
-from deltaflow.processor.runtime.keyed import UpsertMaterializer
+from deltaflow.processor.runtime.keyed import UpsertMaterializer, input_upsert_key
 
 
 class PassThrough(Operator):
@@ -50,7 +50,9 @@ class SinkOperator(Operator):
         if node.upsert_materialize and not isinstance(node.inputs[0], SinkUpsertMaterializer):
             names = [f.name for f in (node.fields or node.physical)]
             key = tuple(names.index(c) for c in node.primary_key)
-            self.materializer = UpsertMaterializer(node.node_id, key, backend)
+            self.materializer = UpsertMaterializer(
+                node.node_id, key, backend, input_upsert_key(node)
+            )
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if self.materializer is None:
