@@ -9,6 +9,7 @@ the ``timestamp-*`` types). Every record is +I; a null value is skipped.
 from __future__ import annotations
 
 import io
+import struct
 from collections.abc import Callable
 
 import fastavro
@@ -31,7 +32,16 @@ from deltaflow.formats.types import DataType
 
 OPTIONS = ("encoding", "timestamp_mapping.legacy")
 # what fastavro raises on bytes that are not a record of the schema
-READ_ERRORS = (ValueError, TypeError, EOFError, IndexError, KeyError, AttributeError, OverflowError)
+READ_ERRORS = (
+    ValueError,
+    TypeError,
+    EOFError,
+    IndexError,
+    KeyError,
+    AttributeError,
+    OverflowError,
+    struct.error,
+)
 
 
 def check_spec(name: str, spec: FormatSpec, options: tuple[str, ...]) -> bool:

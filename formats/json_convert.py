@@ -20,6 +20,7 @@ import datetime as dt
 import re
 from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
+from math import isfinite
 
 import msgspec
 
@@ -323,6 +324,8 @@ def encoder_for(dtype: DataType, opts: EncodeOptions) -> Conv | None:
     root = dtype.root
     if root == DECIMAL:
         return (lambda v: msgspec.Raw(format(v, "f").encode())) if opts.plain else None
+    if root in (FLOAT, DOUBLE):  # Jackson writes NaN and the infinities as strings
+        return lambda v: v if isfinite(v) else java_double(v)  # type: ignore[arg-type]
     if root == TIME:
         return lambda v: f"{v.hour:02d}:{v.minute:02d}:{v.second:02d}"  # type: ignore[attr-defined]
     if root in (TIMESTAMP, TIMESTAMP_LTZ):

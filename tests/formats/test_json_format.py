@@ -265,3 +265,11 @@ def test_iso_timestamp_may_omit_seconds_like_iso_local_date_time() -> None:
     assert decode(s, b'{"ts": "2020-12-30T12:13", "l": "2020-12-30T12:13Z"}') == [
         (dt.datetime(2020, 12, 30, 12, 13), dt.datetime(2020, 12, 30, 12, 13, tzinfo=UTC))
     ]
+
+
+def test_nan_and_infinities_are_written_as_strings_and_read_back() -> None:
+    s = spec("a DOUBLE; b DOUBLE; c FLOAT")
+    [value] = make_encoder("json", s).encode(Batch([INSERT], [(float("nan"), float("-inf"), 1.5)]))
+    assert json.loads(value) == {"a": "NaN", "b": "-Infinity", "c": 1.5}
+    [(a, b, c)] = decode(s, value)
+    assert a != a and b == float("-inf") and c == 1.5
