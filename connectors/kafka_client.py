@@ -152,7 +152,10 @@ def high_watermarks(opts: TableOptions, conf: dict[str, str], parts: list[tuple[
     last record batch + 1): a probe consumer reads from just below that answer until
     it reaches partition EOF, whose offset is the true high watermark.
     """
-    probe = consumer(opts, conf, group=f"deltaflow-probe-{opts.table}")
+    # a short fetch wait: the broker answers the fetch at the end without holding it
+    probe = consumer(
+        opts, dict(conf, **{"fetch.wait.max.ms": 10}), group=f"deltaflow-probe-{opts.table}"
+    )
     try:
         starts = []
         for topic, part in parts:

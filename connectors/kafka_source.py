@@ -44,6 +44,7 @@ class KafkaSource:
         self._committing: list = []
         self.value_decoder, self.key_decoder = layout.decoders(opts.table)
         self.build: RowBuilder = self._build_rows
+        self._wants_keys = self.key_decoder is not None or bool(layout.dead_letter_topic)
 
     def open(self, resume: dict | None = None) -> None:
         self.consumer = kafka_client.consumer(self.opts, self.conf)
@@ -71,24 +72,37 @@ class KafkaSource:
         out = Batch()
         if self.consumer is None or self.finished():
             return out
-        groups: dict[tuple[str, int], list] = {}
-        for msg in kafka_client.drain(self.consumer, max_records, timeout):
-            err = msg.error()
-            tp = (msg.topic(), msg.partition())
-            if err is None:
-                groups.setdefault(tp, []).append(msg)
-            elif err.code() == KafkaError._PARTITION_EOF:
-                self._at_eof(tp, msg.offset())
-            elif err.fatal() or err.code() in (
-                KafkaError.UNKNOWN_TOPIC_OR_PART,
-                KafkaError.TOPIC_AUTHORIZATION_FAILED,
-            ):
-                raise self.opts.error(f"Kafka error on {tp[0]}/{tp[1]}: {err.str()}")
-        for tp, msgs in groups.items():
+        for tp, msgs in self._grouped(kafka_client.drain(self.consumer, max_records, timeout)):
             raw, headers = self._raw(tp, msgs)
             if raw is not None:
                 out.extend(self._decode(raw, headers))
         return out
+
+    def _grouped(self, msgs: list) -> list[tuple[tuple[str, int], list]]:
+        """Records per partition in offset order; partition EOF and errors handled here."""
+        good = [m for m in msgs if m.error() is None]
+        if len(good) != len(msgs):
+            for msg in msgs:
+                if msg.error() is not None:
+                    self._event(msg)
+        if not good:
+            return []
+        if len(self.bounds) == 1:
+            return [(next(iter(self.bounds)), good)]
+        groups: dict[tuple[str, int], list] = {}
+        for msg in good:
+            groups.setdefault((msg.topic(), msg.partition()), []).append(msg)
+        return list(groups.items())
+
+    def _event(self, msg) -> None:
+        err, tp = msg.error(), (msg.topic(), msg.partition())
+        if err.code() == KafkaError._PARTITION_EOF:
+            self._at_eof(tp, msg.offset())
+        elif err.fatal() or err.code() in (
+            KafkaError.UNKNOWN_TOPIC_OR_PART,
+            KafkaError.TOPIC_AUTHORIZATION_FAILED,
+        ):
+            raise self.opts.error(f"Kafka error on {tp[0]}/{tp[1]}: {err.str()}")
 
     def _at_eof(self, tp, offset: int) -> None:
         bounds = self.bounds.get(tp)
@@ -105,10 +119,36 @@ class KafkaSource:
 
     def _raw(self, tp, msgs: list) -> tuple[RawBatch | None, list | None]:
         """The partition's new records as a RawBatch, cut to its bounds."""
-        bounds, nxt = self.bounds[tp], self.next[tp]
         if tp in self.done:
             return None, None
-        keep = []
+        bounds = self.bounds[tp]
+        plain = bounds.start_ts is None and bounds.end_ts is None
+        if (
+            plain
+            and msgs[0].offset() >= self.next[tp]
+            and (bounds.end is None or msgs[-1].offset() < bounds.end)
+        ):
+            keep = msgs  # the common case: nothing to cut
+        else:
+            keep = self._cut(tp, bounds, msgs)
+        if keep:
+            self.next[tp] = max(self.next[tp], keep[-1].offset() + 1)
+        if bounds.end is not None and self.next[tp] >= bounds.end:
+            self._finish(tp)
+        if not keep:
+            return None, None
+        wants = self.layout.record_keys
+        keys = [m.key() for m in keep] if self._wants_keys else []
+        stamps = [m.timestamp()[1] for m in keep] if "timestamp" in wants else []
+        raw = RawBatch(
+            tp[0], tp[1], [m.offset() for m in keep], [m.value() for m in keep], keys, stamps
+        )
+        headers = [dict(m.headers() or ()) for m in keep] if "headers" in wants else None
+        return raw, headers
+
+    def _cut(self, tp, bounds: Bounds, msgs: list) -> list:
+        """Drops records before the position or the start timestamp, and from the end on."""
+        keep, nxt = [], self.next[tp]
         for msg in msgs:
             off = msg.offset()
             if off < nxt:
@@ -127,21 +167,8 @@ class KafkaSource:
                     continue
                 bounds.start_ts = None
             keep.append(msg)
-        if keep:
-            nxt = keep[-1].offset() + 1
         self.next[tp] = max(self.next[tp], nxt)
-        if bounds.end is not None and self.next[tp] >= bounds.end:
-            self._finish(tp)
-        if not keep:
-            return None, None
-        raw = RawBatch(tp[0], tp[1], [m.offset() for m in keep], [m.value() for m in keep],
-                       [m.key() for m in keep], [m.timestamp()[1] for m in keep])  # fmt: skip
-        headers = (
-            [dict(m.headers() or ()) for m in keep]
-            if "headers" in self.layout.record_keys
-            else None
-        )
-        return raw, headers
+        return keep
 
     def _decode(self, raw: RawBatch, headers: list | None) -> Batch:
         if not self.layout.needs_origin:
