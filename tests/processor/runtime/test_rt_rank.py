@@ -38,8 +38,8 @@ def test_top_2_without_rank_number_retracts_the_row_pushed_out(backend, ctx):
     assert out == [
         "+I[a, 1]",
         "+I[a, 5]",
+        "+I[a, 3]",  # an addition: its +I first, then the row it pushed out
         "-D[a, 1]",
-        "+I[a, 3]",
         "-D[a, 5]",
         "+I[a, 1]",
         "+I[b, 9]",
