@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from sqlglot import exp
@@ -57,10 +57,14 @@ class Scope:
     """Columns visible to an expression, by index (for a join: left then right)."""
 
     columns: list[ScopeColumn]
-    functions: dict[str, tuple[str, bool]]  # UDF name -> (target, deterministic)
+    functions: dict[str, str]  # UDF name (upper case) -> 'module.attr'
+    placeholders: dict[str, int] = field(default_factory=dict)  # rewritten subtrees -> column
 
     def resolve(self, column: exp.Column) -> InputRef:
         name, qual = column.name, column.table or None
+        if qual is None and name in self.placeholders:
+            index = self.placeholders[name]
+            return InputRef(self.columns[index].type, index)
         hits = [
             i
             for i, c in enumerate(self.columns)

@@ -31,7 +31,7 @@ class Rel:
         None  # set for TABLE(TUMBLE(...)): the last 3 columns are window columns
     )
 
-    def scope(self, functions: dict[str, tuple[str, bool]]) -> Scope:
+    def scope(self, functions: dict[str, str]) -> Scope:
         return Scope(self.columns, functions)
 
     def requalified(self, alias: str | None) -> Rel:
@@ -50,6 +50,7 @@ class FromBinder:
         self.catalog = catalog
         self.queries = query_binder
         self.functions = query_binder.functions
+        self.scans: dict[tuple[str, tuple[tuple[str, str], ...]], L.Scan] = {}  # shared by INSERTs
 
     def from_clause(self, select: exp.Select) -> Rel:
         from_ = select.args.get("from_") or select.args.get("from")
@@ -89,12 +90,14 @@ class FromBinder:
         wm = table.watermark[0] if table.watermark else None
         pk = tuple(i for i, c in enumerate(ordered) if c.name in table.primary_key)
         fields = [Field(c.name, c.type) for c in ordered]  # type: ignore[arg-type]
-        scan = L.Scan(
+        share_key = (table.name, tuple(sorted(table.options.items())))
+        scan = self.scans.get(share_key) or L.Scan(
             [], fields, table=table, primary_key=pk if len(pk) == len(table.primary_key) else ()
         )
         cols = [
             ScopeColumn(None, c.name, c.type, "ROWTIME" if c.name == wm else None) for c in ordered
         ]  # type: ignore[arg-type]
+        self.scans[share_key] = scan
         if len(stored) == len(table.columns) and stored == ordered:
             return Rel(scan, cols)
         return self._computed(table, scan, cols, wm)

@@ -9,12 +9,18 @@ from deltaflow.processor.exprs.nodes import Expr, InputRef
 from deltaflow.processor.planner import logical as L
 
 
-def to_physical(sink: L.Sink, ids: count) -> P.Sink:
-    return _convert(sink, ids)  # type: ignore[return-value]
+def to_physical(sink: L.Sink, ids: count, memo: dict[int, P.Node]) -> P.Sink:
+    """``memo`` maps logical nodes already converted (shared by several sinks) to their node."""
+    return _convert(sink, ids, memo)  # type: ignore[return-value]
 
 
-def _convert(node: L.LNode, ids: count) -> P.Node:  # noqa: C901 - one constructor per node class
-    inputs = tuple(_convert(c, ids) for c in node.inputs)
+def _convert(node: L.LNode, ids: count, memo: dict[int, P.Node]) -> P.Node:
+    if id(node) not in memo:
+        memo[id(node)] = _build(node, tuple(_convert(c, ids, memo) for c in node.inputs), ids)
+    return memo[id(node)]
+
+
+def _build(node: L.LNode, inputs: tuple[P.Node, ...], ids: count) -> P.Node:  # noqa: C901 - one constructor per node class
     if isinstance(node, L.Sink) and node.upsert_materialize:
         mat = P.SinkUpsertMaterializer(
             node_id=next(ids),

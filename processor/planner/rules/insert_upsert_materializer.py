@@ -1,7 +1,9 @@
 """SinkUpsertMaterializer for a keyed sink whose primary key no upsert key of the input covers.
 
-Flink 2.3: with ``table.exec.sink.require-on-conflict`` (default true) such an INSERT needs
-``ON CONFLICT DO ...``; ``table.exec.sink.upsert-materialize`` NONE | AUTO | FORCE.
+``table.exec.sink.upsert-materialize`` NONE | AUTO | FORCE. With
+``table.exec.sink.require-on-conflict`` = true (Flink 2.3's default; deltaflow's default is
+false, so jobs written for earlier Flink versions keep planning) such an INSERT needs
+``ON CONFLICT DO DEDUPLICATE | ERROR | NOTHING``, and ERROR/NOTHING need watermarks.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ def insert_upsert_materializer(sink: L.Sink, settings: dict[str, str]) -> L.Sink
     covered = any(set(k) <= set(sink.primary_key) for k in child.keys)
     if covered and strategy != "FORCE":
         return sink
-    require = settings.get("table.exec.sink.require-on-conflict", "true").lower() == "true"
+    require = settings.get("table.exec.sink.require-on-conflict", "false").lower() == "true"
     if sink.on_conflict is None and require and strategy != "FORCE":
         raise PlanError(_message(sink, child))
     if sink.on_conflict in ("ERROR", "NOTHING"):
@@ -30,7 +32,7 @@ def insert_upsert_materializer(sink: L.Sink, settings: dict[str, str]) -> L.Sink
 def _message(sink: L.Sink, child: L.LNode) -> str:
     names = [f.name for f in sink.fields]
     pk = ", ".join(names[i] for i in sink.primary_key)
-    upsert = ", ".join(f"[{', '.join(child.fields[i].name for i in k)}]" for k in child.keys)
+    upsert = ", ".join(f"[{', '.join(names[i] for i in k)}]" for k in child.keys)
     return (
         f"The query has an upsert key that differs from the primary key of the sink table "
         f"'{sink.table.qualified}'. Primary key: [{pk}], upsert key: {upsert}. This can lead to "

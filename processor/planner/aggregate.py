@@ -1,0 +1,215 @@
+"""GROUP BY / HAVING / aggregate calls to GroupAggregate or WindowAggregate.
+
+As in Flink: a Calc computes the group keys and aggregate arguments, the aggregate
+outputs keys then aggregate values (then window_start, window_end, window_time for a
+window aggregate), and a Calc over it evaluates the SELECT items and HAVING.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from deltaflow.formats.errors import SqlError
+from deltaflow.formats.types import BIGINT, DataType, decimal, string
+from deltaflow.processor.exprs.nodes import Expr, InputRef
+from deltaflow.processor.plan import AggCall, Field, WindowSpec
+from deltaflow.processor.planner import logical as L
+from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
+from deltaflow.processor.planner.binder import Rel, fields_of
+from deltaflow.processor.planner.relops import Functions, item_name
+from deltaflow.processor.sql.errors import position
+
+AGGREGATES = {exp.Count: "COUNT", exp.Sum: "SUM", exp.Avg: "AVG", exp.Min: "MIN", exp.Max: "MAX"}
+NAMED_AGGREGATES = frozenset({"LISTAGG", "FIRST_VALUE", "LAST_VALUE", "SUM0"})
+
+
+@dataclass(frozen=True)
+class AggUse:
+    node: exp.Expr
+    name: str  # the alias, EXPR$<item> for an unaliased item, else $f<column>
+
+
+def has_aggregate(items: list[exp.Expr]) -> bool:
+    return any(
+        _is_aggregate(n) for item in items for n in item.find_all(exp.AggFunc, exp.Anonymous)
+    )
+
+
+def bind_aggregate(
+    select: exp.Select, rel: Rel, items: list[exp.Expr], functions: Functions
+) -> Rel:
+    scope = rel.scope(functions)
+    group = select.args.get("group")
+    window_idx = _window_columns(rel)
+    keys: list[tuple[exp.Expr, Expr]] = []
+    for g in group.expressions if group else []:
+        ref = bind(g, scope)
+        if not (isinstance(ref, InputRef) and ref.index in window_idx):
+            keys.append((g, ref))
+    having = select.args.get("having")
+    uses = _aggregate_uses(items, having.this if having else None, len(keys))
+    pre = [k for _, k in keys]
+    pre_cols = [_pre_column(e, i, rel) for i, e in enumerate(pre)]
+    aggs = []
+    for use in uses:
+        args = []
+        for arg in _agg_args(use.node):
+            pre.append(bind(arg, scope))
+            pre_cols.append(_pre_column(pre[-1], len(pre) - 1, rel))
+            args.append(len(pre) - 1)
+        distinct = isinstance(use.node.this, exp.Distinct)
+        aggs.append(
+            AggCall(
+                _agg_function(use.node),
+                tuple(args),
+                _agg_type(use.node, pre, args),
+                use.name,
+                distinct,
+            )
+        )
+    out_cols = pre_cols[: len(keys)] + [ScopeColumn(None, a.name, a.type) for a in aggs]
+    node = _aggregate_node(rel, pre, pre_cols, out_cols, len(keys), aggs)
+    return _select_over(select, Rel(node, out_cols), keys, uses, items, functions)
+
+
+def _window_columns(rel: Rel) -> set[int]:
+    n = len(rel.columns)
+    return {n - 3, n - 2, n - 1} if rel.window is not None else set()
+
+
+def _pre_column(expr: Expr, i: int, rel: Rel) -> ScopeColumn:
+    if isinstance(expr, InputRef):
+        src = rel.columns[expr.index]
+        return ScopeColumn(src.qualifier, src.name, expr.type)
+    return ScopeColumn(None, f"$f{i}", expr.type)
+
+
+def _aggregate_node(
+    rel: Rel,
+    pre: list[Expr],
+    pre_cols: list[ScopeColumn],
+    out_cols: list[ScopeColumn],
+    nkeys: int,
+    aggs: list[AggCall],
+) -> L.LNode:
+    keys = tuple(range(nkeys))
+    if rel.window is None:
+        calc = L.Calc([rel.node], fields_of(pre_cols), projection=pre)
+        return L.Aggregate([calc], fields_of(out_cols), group_keys=keys, aggs=aggs)
+    spec = rel.window
+    time_col = rel.columns[spec.time_column]
+    projection = [*pre, InputRef(time_col.type, spec.time_column)]
+    calc = L.Calc(
+        [rel.node],
+        [*fields_of(pre_cols), Field(time_col.name, time_col.type)],
+        projection=projection,
+    )
+    moved = WindowSpec(
+        spec.kind, len(pre), spec.size_ms, spec.slide_ms, spec.step_ms, spec.offset_ms
+    )
+    out_cols += rel.columns[-3:]
+    return L.WindowAggregate([calc], fields_of(out_cols), window=moved, group_keys=keys, aggs=aggs)
+
+
+def _select_over(
+    select: exp.Select,
+    agg: Rel,
+    keys,
+    uses: list[AggUse],
+    items: list[exp.Expr],
+    functions: Functions,
+) -> Rel:  # noqa: ANN001
+    """The SELECT items and HAVING, evaluated over the aggregate's output."""
+    targets = {g.sql(): i for i, (g, _) in enumerate(keys) if not isinstance(g, exp.Column)}
+    targets.update({u.node.sql(): len(keys) + i for i, u in enumerate(uses)})
+    placeholders = {f"$agg{i}": i for i in set(targets.values())}
+
+    def swap(n: exp.Expr) -> exp.Expr:
+        at = targets.get(n.sql()) if not isinstance(n, exp.Column) else None
+        return exp.column(f"$agg{at}", quoted=True) if at is not None else n
+
+    scope = Scope(agg.columns, functions, placeholders)
+    having = select.args.get("having")
+    cond = bind(having.this.copy().transform(swap), scope) if having else None
+    projection = [bind(item.copy().transform(swap).unalias(), scope) for item in items]
+    cols = [
+        ScopeColumn(None, item_name(it, i), p.type)
+        for i, (it, p) in enumerate(zip(items, projection, strict=True))
+    ]
+    unchanged = (
+        cond is None
+        and len(projection) == len(agg.columns)
+        and all(isinstance(p, InputRef) and p.index == i for i, p in enumerate(projection))
+    )
+    if unchanged:
+        return Rel(agg.node, cols)
+    return Rel(L.Calc([agg.node], fields_of(cols), projection=projection, condition=cond), cols)
+
+
+def _aggregate_uses(items: list[exp.Expr], having: exp.Expr | None, nkeys: int) -> list[AggUse]:
+    seen: dict[str, AggUse] = {}
+    for index, item in enumerate([*items, *([having] if having is not None else [])]):
+        for node in item.find_all(exp.AggFunc, exp.Anonymous):
+            if not _is_aggregate(node) or node.sql() in seen:
+                continue
+            if any(_is_aggregate(a) for a in node.find_all(exp.AggFunc) if a is not node):
+                raise SqlError(
+                    "aggregate calls cannot be nested; aggregate in a subquery first",
+                    *position(node),
+                )
+            direct = index < len(items) and item.unalias() is node
+            name = (
+                item.alias
+                if direct and isinstance(item, exp.Alias)
+                else f"EXPR${index}"
+                if direct
+                else ""
+            )
+            seen[node.sql()] = AggUse(node, name or f"$f{nkeys + len(seen)}")
+    return list(seen.values())
+
+
+def _is_aggregate(node: exp.Expr) -> bool:
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).upper() in NAMED_AGGREGATES
+    return isinstance(node, exp.AggFunc) and node.find_ancestor(exp.Window) is None
+
+
+def _agg_function(call: exp.Expr) -> str:
+    for cls, name in AGGREGATES.items():
+        if isinstance(call, cls):
+            return name
+    if isinstance(call, exp.Anonymous):
+        return str(call.this).upper()
+    raise SqlError(
+        f"deltaflow does not support the aggregate {call.sql()!r}; use COUNT, SUM, AVG, MIN, MAX, LISTAGG, FIRST_VALUE or LAST_VALUE",
+        *position(call),
+    )
+
+
+def _agg_args(call: exp.Expr) -> list[exp.Expr]:
+    if isinstance(call, exp.Anonymous):
+        return list(call.expressions[:1])
+    arg = call.this
+    if isinstance(arg, exp.Distinct):
+        return list(arg.expressions)
+    if arg is None or isinstance(arg, exp.Star):
+        return []
+    return [arg]
+
+
+def _agg_type(call: exp.Expr, pre: list[Expr], args: list[int]) -> DataType:
+    """Flink's result types: COUNT BIGINT NOT NULL, SUM/AVG of DECIMAL widened to 38 digits."""
+    name = _agg_function(call)
+    if name == "COUNT":
+        return DataType(BIGINT, False)
+    if name == "LISTAGG":
+        return string()
+    t = pre[args[0]].type.with_nullable(True)
+    if name in ("SUM", "SUM0") and t.root == "DECIMAL":
+        return decimal(38, t.scale or 0)
+    if name == "AVG" and t.root == "DECIMAL":
+        return decimal(38, max(t.scale or 0, 6))
+    return t

@@ -1,0 +1,68 @@
+"""Small relational steps shared by the query binders: filter, project, star expansion, names."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from deltaflow.processor.exprs.nodes import Expr, InputRef
+from deltaflow.processor.planner import logical as L
+from deltaflow.processor.planner.bind_exprs import ScopeColumn, bind
+from deltaflow.processor.planner.binder import Rel, and_all, conjuncts_of, fields_of
+
+Functions = dict[str, str]
+
+
+def filter_rel(rel: Rel, cond: Expr) -> Rel:
+    projection: list[Expr] = [InputRef(c.type, i) for i, c in enumerate(rel.columns)]
+    node = L.Calc(
+        [rel.node],
+        fields_of(rel.columns),
+        projection=projection,
+        condition=and_all(conjuncts_of(cond)),
+    )
+    return Rel(node, rel.columns, rel.window)
+
+
+def project_rel(rel: Rel, items: list[exp.Expr], functions: Functions) -> Rel:
+    """SELECT items over ``rel``; no Calc when they are ``rel``'s columns unchanged."""
+    scope = rel.scope(functions)
+    projection = [bind(item.unalias(), scope) for item in items]
+    cols = []
+    for i, (item, expr) in enumerate(zip(items, projection, strict=True)):
+        src = rel.columns[expr.index] if isinstance(expr, InputRef) else None
+        cols.append(
+            ScopeColumn(None, item_name(item, i), expr.type, src.time_attr if src else None)
+        )
+    unchanged = len(projection) == len(rel.columns) and all(
+        isinstance(p, InputRef) and p.index == i and cols[i].name == rel.columns[i].name
+        for i, p in enumerate(projection)
+    )
+    if unchanged:
+        return Rel(rel.node, cols, rel.window)
+    return Rel(L.Calc([rel.node], fields_of(cols), projection=projection), cols)
+
+
+def expand_star(items: list[exp.Expr], rel: Rel) -> list[exp.Expr]:
+    """``*`` and ``t.*`` replaced by the columns they stand for."""
+    out: list[exp.Expr] = []
+    for item in items:
+        qualified_star = isinstance(item, exp.Column) and isinstance(item.this, exp.Star)
+        if not (isinstance(item, exp.Star) or qualified_star):
+            out.append(item)
+            continue
+        qual = item.table if qualified_star else None
+        for c in rel.columns:
+            if not qual or c.qualifier == qual:
+                out.append(
+                    exp.column(c.name, table=c.qualifier) if c.qualifier else exp.column(c.name)
+                )
+    return out
+
+
+def item_name(item: exp.Expr, position: int) -> str:
+    """Flink's name for a SELECT item: its alias, its column name, else ``EXPR$<position>``."""
+    if isinstance(item, exp.Alias):
+        return item.alias
+    if isinstance(item, exp.Column):
+        return item.name
+    return f"EXPR${position}"

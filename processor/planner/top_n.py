@@ -1,0 +1,118 @@
+"""``SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..) AS rn FROM t)
+WHERE rn <= N`` to Rank (Top-N, and deduplication on event time, which Flink prints as Rank)
+or Deduplicate (``rn = 1`` over processing time)."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from deltaflow.formats.errors import SqlError
+from deltaflow.formats.types import BIGINT, DataType
+from deltaflow.processor.planner import logical as L
+from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
+from deltaflow.processor.planner.binder import Rel, fields_of
+from deltaflow.processor.planner.relops import expand_star, filter_rel, project_rel
+from deltaflow.processor.sql.errors import position
+
+
+def row_number_item(select: exp.Select) -> tuple[exp.Subquery, exp.Expr] | None:
+    """The subquery in FROM and its ROW_NUMBER() item, when ``select`` is a Top-N pattern."""
+    from_ = select.args.get("from_") or select.args.get("from")
+    sub = from_.this if from_ is not None else None
+    if (
+        not isinstance(sub, exp.Subquery)
+        or not isinstance(sub.this, exp.Select)
+        or select.args.get("joins")
+    ):
+        return None
+    for item in sub.this.expressions:
+        inner = item.unalias()
+        if isinstance(inner, exp.Window) and isinstance(inner.this, exp.RowNumber):
+            return sub, item
+    return None
+
+
+def bind_top_n(binder, select: exp.Select, sub: exp.Subquery, rn_item: exp.Expr) -> Rel:  # noqa: ANN001 - QueryBinder
+    inner: exp.Select = sub.this
+    rel = binder.froms.from_clause(inner)
+    if inner.args.get("where") is not None:
+        rel = filter_rel(rel, bind(inner.args["where"].this, rel.scope(binder.functions)))
+    rn = rn_item.alias or "rn"
+    where = select.args.get("where")
+    rank_end, rest = _rank_bound(where.this if where is not None else None, rn, select)
+    uses_rn = any(
+        c.name == rn
+        for e in [*select.expressions, *([rest] if rest else [])]
+        for c in e.find_all(exp.Column)
+    )
+    ranked = _rank_node(rel, rn_item.unalias(), rank_end, rn, uses_rn, binder.functions)
+    items = []
+    for item in expand_star(inner.expressions, rel):
+        if item is rn_item:
+            if uses_rn:
+                items.append(exp.alias_(exp.column(rn, quoted=True), rn))
+        else:
+            items.append(item)
+    out = project_rel(ranked, items, binder.functions).requalified(sub.alias or None)
+    if rest is not None:
+        out = filter_rel(out, bind(rest, out.scope(binder.functions)))
+    return out
+
+
+def _rank_node(
+    rel: Rel, window: exp.Window, rank_end: int, rn: str, uses_rn: bool, functions
+) -> Rel:  # noqa: ANN001
+    scope = Scope(rel.columns, functions)
+    partition = tuple(_column_index(p, scope) for p in window.args.get("partition_by") or [])
+    order_by = window.args.get("order")
+    order = []
+    for o in order_by.expressions if order_by else []:
+        asc = not o.args.get("desc")
+        order.append((_column_index(o.this, scope), asc, bool(o.args.get("nulls_first", asc))))
+    if not order:
+        raise SqlError("ROW_NUMBER() needs ORDER BY in its OVER clause", *position(window))
+    time_attr = rel.columns[order[0][0]].time_attr
+    cols = list(rel.columns)
+    if uses_rn:
+        cols.append(ScopeColumn(None, rn, DataType(BIGINT, False)))
+    if rank_end == 1 and time_attr == "PROCTIME" and not uses_rn:
+        node: L.LNode = L.Deduplicate(
+            [rel.node], fields_of(cols), keys_=partition, keep_last_row=not order[0][1]
+        )
+    else:
+        node = L.Rank([rel.node], fields_of(cols), partition_keys=partition, order_keys=tuple(order), rank_start=1,
+                      rank_end=rank_end, output_rank_number=uses_rn, rowtime_order=time_attr == "ROWTIME")  # fmt: skip
+    return Rel(node, cols)
+
+
+def _column_index(node: exp.Expr, scope: Scope) -> int:
+    ref = bind(node, scope)
+    index = getattr(ref, "index", None)
+    if index is None or not isinstance(node, exp.Column):
+        raise SqlError(
+            "PARTITION BY and ORDER BY of ROW_NUMBER() take columns; compute expressions in a subquery",
+            *position(node),
+        )
+    return index
+
+
+def _rank_bound(cond: exp.Expr | None, rn: str, select: exp.Select) -> tuple[int, exp.Expr | None]:
+    """The N of ``rn <= N`` / ``rn < N`` / ``rn = 1`` and the remaining conjuncts."""
+    parts = (
+        list(cond.flatten()) if isinstance(cond, exp.And) else [cond] if cond is not None else []
+    )
+    end = None
+    rest: exp.Expr | None = None
+    for p in parts:
+        bounded = isinstance(p, exp.LTE | exp.LT | exp.EQ) and isinstance(p.this, exp.Column)
+        if bounded and p.this.name == rn and isinstance(p.expression, exp.Literal) and end is None:
+            n = int(p.expression.this)
+            end = n - 1 if isinstance(p, exp.LT) else n
+        else:
+            rest = p if rest is None else exp.And(this=rest, expression=p)
+    if end is None:
+        raise SqlError(
+            f"ROW_NUMBER() needs a bound in the outer WHERE, such as {rn} <= 10 or {rn} = 1",
+            *position(select),
+        )
+    return end, rest
