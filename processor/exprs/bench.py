@@ -34,7 +34,11 @@ def measure(n: int = 100_000, repeat: int = 5) -> dict[str, float]:
         ],
     )
     cases = {
-        "int+string": [ident, infer_call("*", [amount, literal(2, int_t)]), infer_call("UPPER", [name])],
+        "int+string": [
+            ident,
+            infer_call("*", [amount, literal(2, int_t)]),
+            infer_call("UPPER", [name]),
+        ],
         "decimal": [ident, infer_call("*", [price, amount]), name],
     }
     rows = _rows(n)

@@ -49,35 +49,12 @@ def java_regex(pattern: str) -> re.Pattern[str] | None:
         return None
 
 
-_DOLLAR = re.compile(r"\\(.)|\$(\d+)|\$\{(\w+)\}")
-
-
-def java_replacement(repl: str) -> str:
-    """Java's ``replaceAll`` replacement (``$1``, ``\\$``) in Python's ``re.sub`` syntax."""
-
-    def convert(m: re.Match[str]) -> str:
-        if m.group(1) is not None:
-            return m.group(1).replace("\\", "\\\\")
-        return "\\g<" + (m.group(2) or m.group(3)) + ">"
-
-    parts = []
-    last = 0
-    for m in _DOLLAR.finditer(repl):
-        parts.append(repl[last : m.start()].replace("\\", "\\\\"))
-        parts.append(convert(m))
-        last = m.end()
-    parts.append(repl[last:].replace("\\", "\\\\"))
-    return "".join(parts)
-
-
 def regexp_replace(value: str, pattern: str, repl: str) -> str | None:
+    """Flink quotes the replacement (``Matcher.quoteReplacement``): ``$1`` is literal text."""
     rx = java_regex(pattern)
     if rx is None:
         return None
-    try:
-        return rx.sub(java_replacement(repl), value)
-    except (re.error, IndexError):
-        return None
+    return rx.sub(lambda _m: repl, value)
 
 
 def regexp_extract(value: str, pattern: str, index: int = 0) -> str | None:
@@ -88,25 +65,27 @@ def regexp_extract(value: str, pattern: str, index: int = 0) -> str | None:
     return None if m is None else m.group(index)
 
 
-def regexp(value: str, pattern: str) -> bool | None:
-    rx = java_regex(pattern)
-    return None if rx is None else rx.search(value) is not None
+def regexp(value: str, pattern: str) -> bool:
+    """REGEXP: a match anywhere; an empty or invalid pattern gives FALSE, as Flink's regExp."""
+    rx = java_regex(pattern) if pattern else None
+    return rx is not None and rx.search(value) is not None
 
 
-def substring(value: str, start: int, length: int | None = None) -> str:
-    """SQL SUBSTRING: 1-based; 0 counts as 1; a negative start counts from the end."""
+def substring(value: str, start: int, length: int | None = None) -> str | None:
+    """SQL SUBSTRING: 1-based; 0 counts as 1; a negative start counts from the end (a start
+    before the beginning gives ''); a negative length gives NULL, as Flink's substringSQL."""
+    if length is not None and length < 0:
+        return None
     n = len(value)
     if start > 0:
         begin = start - 1
     elif start < 0:
-        begin = max(n + start, 0)
+        begin = n + start
+        if begin < 0:
+            return ""
     else:
         begin = 0
-    if length is None:
-        return value[begin:]
-    if length < 0:
-        return ""
-    return value[begin : begin + length]
+    return value[begin:] if length is None else value[begin : begin + length]
 
 
 def trim_chars(value: str, chars: str, leading: bool, trailing: bool) -> str:
@@ -124,19 +103,17 @@ def locate(needle: str, haystack: str, start: int = 1) -> int:
 
 
 def pad(value: str, length: int, filler: str, left: bool) -> str | None:
-    if length < 0:
+    if length < 0 or not filler:
         return None
     if length <= len(value):
         return value[:length]
-    if not filler:
-        return None
     need = length - len(value)
     fill = (filler * (need // len(filler) + 1))[:need]
     return fill + value if left else value + fill
 
 
 def split_index(value: str, delimiter: str, index: int) -> str | None:
-    if index < 0 or not delimiter:
+    if index < 0 or not delimiter or not value:
         return None
     parts = value.split(delimiter)
     return parts[index] if index < len(parts) else None
@@ -183,13 +160,11 @@ def ascii_code(value: str) -> int:
     return ord(value[0]) if value else 0
 
 
-def chr_code(code: int) -> str | None:
-    """Flink's CHR: NULL for a negative code; codes over 255 are taken modulo 255 first."""
+def chr_code(code: int) -> str:
+    """Flink's CHR: the character of the code's low 8 bits; '' for a negative code."""
     if code < 0:
-        return None
-    if code > 255:
-        code %= 255
-    return chr(code)
+        return ""
+    return chr(code & 0xFF)
 
 
 def left(value: str, n: int) -> str:

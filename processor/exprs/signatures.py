@@ -161,7 +161,7 @@ FIXED: dict[str, Fixed] = {
     "FROM_BASE64": Fixed((S,), STRING),
     "TO_BASE64": Fixed((S,), STRING),
     "ASCII": Fixed((S,), INT_T),
-    "CHR": Fixed((("I",),), STRING, "always"),
+    "CHR": Fixed((("I",),), STRING),
     "LEFT": Fixed((("S", "I"),), STRING),
     "RIGHT": Fixed((("S", "I"),), STRING),
     "UUID": Fixed(((),), char(36), "never"),

@@ -56,6 +56,10 @@ def test_substring_and_positions() -> None:
     assert ev(call("SUBSTRING", s("hello world"), i(7))) == "world"
     assert ev(call("SUBSTRING", s("hello world"), i(1), i(5))) == "hello"
     assert ev(call("SUBSTR", s("hello"), i(-3), i(2))) == "ll"
+    assert ev(call("SUBSTRING", s("hello"), i(-9), i(2))) == ""
+    assert ev(call("SUBSTRING", s("hello"), i(2), i(-1))) is None
+    assert ev(call("LPAD", s("hello"), i(2), s(""))) is None
+    assert ev(call("SPLIT_INDEX", s(""), s(","), i(0))) is None
     assert ev(call("POSITION", s("lo"), s("hello"))) == 4
     assert ev(call("POSITION", s("z"), s("hello"))) == 0
     assert ev(call("LOCATE", s("l"), s("hello"))) == 3
@@ -66,10 +70,11 @@ def test_substring_and_positions() -> None:
 def test_regex_and_split() -> None:
     assert ev(call("REGEXP", s("abc123"), s("[0-9]+"))) is True
     assert ev(call("REGEXP", s("abc"), s("^[0-9]+$"))) is False
-    assert (
-        ev(call("REGEXP_REPLACE", s("2024-01-02"), s("(\\d+)-(\\d+)-(\\d+)"), s("$3/$2/$1")))
-        == "02/01/2024"
-    )
+    # Flink quotes the replacement: "$1" is literal text, not a group reference
+    assert ev(call("REGEXP_REPLACE", s("2024-01-02"), s("(\\d+)-"), s("$1/"))) == "$1/$1/02"
+    assert ev(call("REGEXP", s("abc"), s(""))) is False
+    assert ev(call("CHR", i(353))) == "a"  # 353 & 0xFF = 97
+    assert ev(call("CHR", i(-1))) == ""
     assert ev(call("REGEXP_EXTRACT", s("abc"), s("x(.)"), i(1))) is None
     assert ev(call("SPLIT_INDEX", s("a,b,,c"), s(","), i(3))) == "c"
     assert ev(call("SPLIT_INDEX", s("a,b"), s(","), i(5))) is None
