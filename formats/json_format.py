@@ -115,6 +115,8 @@ class JsonDecoder(RecordDecoder):
             try:
                 rows.append(row(parse(value)))
             except CONVERSION_ERRORS as exc:
+                if value.strip() in (b"", b"null"):
+                    continue  # Flink reads an empty or JSON null message as no row
                 self.reject(raw, i, self.diagnose(value, exc))
         return Batch([INSERT] * len(rows), rows)
 

@@ -202,8 +202,8 @@ def test_dead_letter_policy_keeps_the_bad_records() -> None:
     assert "malformed JSON" in reason
 
 
-def test_tombstones_produce_no_rows() -> None:
-    assert decode(spec("a INT"), None, b'{"a": 2}', None) == [(2,)]
+def test_tombstones_empty_and_null_messages_produce_no_rows() -> None:
+    assert decode(spec("a INT"), None, b'{"a": 2}', None, b"", b" null ") == [(2,)]
 
 
 def test_bytes_are_base64() -> None:
