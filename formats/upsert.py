@@ -167,21 +167,17 @@ class UpsertDecoder(RecordDecoder):
             for i in sorted(set(range(len(raw))) - set(keyed)):
                 self.reject(raw, i, "the record has no key; upsert-kafka records need one", _HINT)
         key_rows = self._aligned(self.key_decoder, _subset(raw, keyed, keys), "key")
-        with_value = [n for n, i in enumerate(keyed) if raw.values[i] is not None]
-        value_raw = _subset(raw, [keyed[n] for n in with_value], raw.values)
-        value_kinds_rows = self._aligned(self.value_decoder, value_raw, "value")
-        values: list[tuple[int, tuple] | None] = [None] * len(keyed)
-        for n, decoded in zip(with_value, value_kinds_rows, strict=True):
-            values[n] = decoded if decoded is not None else (-1, ())
+        good = [(i, k[1]) for i, k in zip(keyed, key_rows, strict=True) if k is not None]
+        live = [i for i, _ in good if raw.values[i] is not None]
+        value_rows = self._aligned(self.value_decoder, _subset(raw, live, raw.values), "value")
+        decoded = dict(zip(live, value_rows, strict=True))
         out = Batch()
         merge, tomb = self._merge, self._tomb
-        for key, value in zip(key_rows, values, strict=True):
-            if key is None or (value is not None and value[0] < 0):
-                continue  # dropped by the bad-input policy
-            if value is None:
-                out.append(DELETE, tomb(key[1]))
-            else:
-                out.append(value[0], merge(key[1], value[1]))
+        for i, key in good:
+            if raw.values[i] is None:
+                out.append(DELETE, tomb(key))
+            elif (value := decoded[i]) is not None:  # None: dropped by the bad-input policy
+                out.append(value[0], merge(key, value[1]))
         return out
 
     def _aligned(
@@ -191,11 +187,11 @@ class UpsertDecoder(RecordDecoder):
         skipped, dead = decoder.skipped, len(decoder.dead_letters)
         try:
             batch = decoder.decode(raw)
-            if len(batch) != len(raw):  # some record was dropped: find which, one by one
-                decoder.skipped, decoder.dead_letters[dead:] = skipped, []
-                batch = None
-            out = None if batch is None else list(zip(batch.kinds, batch.rows, strict=True))
-            if out is None:
+            if len(batch) == len(raw):
+                out = list(zip(batch.kinds, batch.rows, strict=True))
+            else:  # the policy dropped some record: find which, one record at a time
+                decoder.skipped = skipped
+                del decoder.dead_letters[dead:]
                 out = [self._one(decoder, raw, i) for i in range(len(raw))]
         except FormatError as err:
             raise FormatError(
@@ -211,7 +207,7 @@ class UpsertDecoder(RecordDecoder):
             self.dead_letters.append((topic, partition, offset, value, f"record {role}: {reason}"))
         del decoder.dead_letters[dead:]
         decoder.skipped = skipped
-        return out  # type: ignore[return-value]
+        return out
 
     @staticmethod
     def _one(decoder: Decoder, raw: RawBatch, i: int) -> tuple[int, tuple] | None:

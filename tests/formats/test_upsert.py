@@ -161,3 +161,12 @@ def test_changelog_value_formats_are_refused() -> None:
     key = create_decoder("json", FormatSpec(layout.key_columns))
     with pytest.raises(DeltaflowError, match="insert-only value format"):
         UpsertDecoder(layout, key, value, "fail")
+
+
+def test_a_record_with_bad_key_and_bad_value_is_skipped_once() -> None:
+    _, decoder = codecs(prefixed_layout(), on_error="skip")
+    batch = decoder.decode(
+        records([b"{bad", b'{"region": "y", "day": 2}'], [b"{bad too", b'{"pv": 2}'])
+    )
+    assert batch.rows == [("y", 2, 2, None)]
+    assert decoder.skipped == 1
