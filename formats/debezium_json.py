@@ -103,15 +103,52 @@ class DebeziumJsonDecoder:
     def decode(self, raw: RawBatch) -> Batch:
         kinds: list[int] = []
         rows: list[tuple] = []
-        offsets = raw.offsets
+        if self._outer is None and not self._meta:
+            self._decode_plain(raw, kinds, rows)
+        else:
+            for i, value in enumerate(raw.values):
+                if value:  # a tombstone has none
+                    self._one(raw, i, value, kinds, rows)
+        return Batch(kinds, rows)
+
+    def _decode_plain(self, raw: RawBatch, kinds: list[int], rows: list[tuple]) -> None:
+        """The common case in one loop: no schema envelope, no metadata, a typed decode.
+
+        Anything else (invalid JSON, a value needing one of Flink's coercions, a
+        missing image, another op) goes through ``_one``, which reads the message
+        again on the checked path and raises or applies the bad-input policy.
+        """
+        decode, read = self._plain.fast.decode, self._plain.read
         for i, value in enumerate(raw.values):
             if not value:
                 continue  # tombstone
             try:
-                self._decode_one(value, kinds, rows)
-            except Bad as bad:
-                self._reject(raw, offsets[i] if i < len(offsets) else -1, value, bad)
-        return Batch(kinds, rows)
+                env = decode(value)
+                before, after, op = env.before, env.after, env.op
+                if before is not None:
+                    before = read(before)
+                if after is not None:
+                    after = read(after)
+            except CONVERSION_ERRORS:
+                before = after = op = None
+            if (op == "c" or op == "r") and after is not None:
+                kinds.append(INSERT)
+                rows.append(after)
+            elif op == "u" and before is not None and after is not None:
+                kinds += (UPDATE_BEFORE, UPDATE_AFTER)
+                rows += (before, after)
+            elif op == "d" and before is not None:
+                kinds.append(DELETE)
+                rows.append(before)
+            else:
+                self._one(raw, i, value, kinds, rows)
+
+    def _one(self, raw: RawBatch, i: int, value: Any, kinds: list[int], rows: list[tuple]) -> None:
+        try:
+            self._decode_one(value, kinds, rows)
+        except Bad as bad:
+            offsets = raw.offsets
+            self._reject(raw, offsets[i] if i < len(offsets) else -1, value, bad)
 
     def _decode_one(self, value: Any, kinds: list[int], rows: list[tuple]) -> None:
         plan = self._plain
@@ -157,7 +194,7 @@ class DebeziumJsonDecoder:
 
     def _metadata(self, env: Any, schema: str | None) -> tuple:
         try:
-            return tuple(read(env, schema) for read in self._meta)
+            return tuple([read(env, schema) for read in self._meta])
         except CONVERSION_ERRORS as exc:
             raise Bad(f"a metadata field cannot be read: {exc}") from None
 

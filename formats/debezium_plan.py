@@ -39,6 +39,10 @@ from deltaflow.formats.types import (
 __all__ = ["CONVERSION_ERRORS", "Bad", "Plan", "metadata_reader", "outer_decoder"]
 
 _UTC_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+# the fields of "source" that metadata keys other than source.properties read
+_SOURCE = msgspec.defstruct(
+    "Source", [("db", Any, None), ("schema", Any, None), ("table", Any, None), ("ts_ms", Any, None)]
+)
 
 
 class Bad(Exception):
@@ -115,8 +119,10 @@ class Plan:
         rename = {f"c{i}": name for i, (name, _) in enumerate(columns)}
         row = msgspec.defstruct("Row", fields, rename=rename)
         extra: list[tuple[str, Any, None]] = []
-        if any(k.startswith("source.") for k in meta_keys):
+        if "source.properties" in meta_keys:
             extra.append(("source", Any, None))
+        elif any(k.startswith("source.") for k in meta_keys):
+            extra.append(("source", _SOURCE | None, None))
         if "ingestion-timestamp" in meta_keys:
             extra.append(("ts_ms", Any, None))
         images: list[tuple[str, Any, None]] = [
@@ -186,7 +192,7 @@ def _millis(v: Any, where: str) -> dt.datetime | None:
         return None
     if type(v) is not int:
         raise Bad(f"{where} is not epoch milliseconds but {show(v)}")
-    return _UTC_EPOCH + dt.timedelta(milliseconds=v)
+    return _UTC_EPOCH + dt.timedelta(0, 0, v * 1000)  # positional: faster
 
 
 def _source(env: Any) -> dict[str, Any]:
@@ -198,18 +204,25 @@ def _source(env: Any) -> dict[str, Any]:
     return src
 
 
+def _source_field(env: Any, field: str) -> Any:
+    src = env.source
+    if type(src) is _SOURCE:
+        return getattr(src, field)
+    return _source(env).get(field)
+
+
 def _text(v: Any) -> str | None:
     return None if v is None else _TEXT(v)
 
 
 def _source_text(field: str) -> Any:
-    return lambda env, schema: _text(_source(env).get(field))
+    return lambda env, schema: _text(_source_field(env, field))
 
 
 _METADATA: dict[str, Any] = {
     "schema": lambda env, schema: schema,
     "ingestion-timestamp": lambda env, schema: _millis(env.ts_ms, '"ts_ms"'),
-    "source.timestamp": lambda env, schema: _millis(_source(env).get("ts_ms"), '"source.ts_ms"'),
+    "source.timestamp": lambda env, schema: _millis(_source_field(env, "ts_ms"), '"source.ts_ms"'),
     "source.database": _source_text("db"),
     "source.schema": _source_text("schema"),
     "source.table": _source_text("table"),

@@ -346,7 +346,7 @@ def _timestamp(dtype: DataType) -> Converter:
         kind = type(v)
         if kind is int:
             micros = epoch_micros(v)
-            return base + delta(microseconds=micros - micros % keep)
+            return base + delta(0, 0, micros - micros % keep)
         if kind is str:
             ts = parse_timestamp(v)
         elif kind is dt.datetime:
