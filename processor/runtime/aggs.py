@@ -178,6 +178,29 @@ class Ordered:
         return self.result(acc) if acc else None
 
 
+class ListAggWs:
+    """``LISTAGG(value, separator)`` with the separator a column: each argument pair is
+    ``(value, separator)``; the last separator seen joins the values (as Flink)."""
+
+    def init(self):
+        return [[], ","]
+
+    def add(self, acc, v):
+        acc[0].append(v[0])
+        acc[1] = v[1]
+        return acc
+
+    def retract(self, acc, v):
+        try:
+            acc[0].remove(v[0])
+        except ValueError:
+            pass
+        return acc
+
+    def value(self, acc):
+        return acc[1].join(acc[0]) if acc[0] else None
+
+
 class Distinct:
     """``AGG(DISTINCT x)``: the inner function sees a value when its count goes 0 -> 1 -> 0."""
 
@@ -231,6 +254,8 @@ def make_function(call: AggCall, arg_type: DataType | None):
         return MinMax(min)
     if name == "MAX":
         return MinMax(max)
+    if name == "LISTAGG" and len(call.args) == 2:
+        return ListAggWs()
     if name == "LISTAGG":
         sep = str(call.params[0]) if call.params else ","
         return Ordered(sep.join)

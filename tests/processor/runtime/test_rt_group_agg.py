@@ -339,3 +339,16 @@ def test_decoded_debezium_events_through_the_graph_match_flink(backend, events):
     )
     out = Graph(JobPlan(sinks=(sink,)), backend).push(1, batch)
     assert show(out[3], AGG_OUT) == lines((DATA / f"{events}.agg.changelog.txt").read_text())
+
+
+def test_listagg_with_a_separator_column(backend):
+    t = types("STRING", "STRING", "STRING")
+    node = group_agg(t, (), (AggCall("LISTAGG", (1, 2), parse_type("STRING"), "l"),), mode=NO_UB)
+    out = run(
+        node,
+        "+I[g, x, ;]\n+I[g, null, ;]\n+I[g, y, ;]\n-D[g, x, ;]",
+        t,
+        types("STRING"),
+        backend=backend,
+    )
+    assert out == ["+I[x]", "+U[x;y]", "+U[y]"]
