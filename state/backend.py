@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import lmdb
 import orjson
 
 from deltaflow.formats.errors import StateError
+from deltaflow.state import undo as undo_log
 from deltaflow.state.indexed import IndexedTable
 from deltaflow.state.table import StateTable
 
@@ -28,6 +30,7 @@ META_DB = b"__deltaflow__"
 FORMAT_KEY = "format"
 FORMAT_VERSION = 1
 MAX_DBS = 4096
+MAX_KEY_BYTES = 511  # LMDB's compiled-in key size limit
 # LMDB reports a short write (a full disk, a file size limit) as EIO.
 _DISK_ERRORS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO)
 
@@ -127,20 +130,30 @@ class StateBackend:
             self._read.abort()
             self._read = None
 
-    def commit(self, meta: dict[str, object] | None = None) -> None:
-        """Write every table's buffered writes and ``meta`` in ONE transaction."""
-        writes = [(t.db, t.pending()) for t in self._tables.values() if t.has_pending()]
-        entries = [(key.encode(), orjson.dumps(value)) for key, value in (meta or {}).items()]
-        self.write(writes, entries)
+    def commit(self, meta: dict[str, object] | None = None, *, undo: bool = False) -> None:
+        """Write every table's buffered writes and ``meta`` in ONE transaction.
+
+        With ``undo``, the transaction also saves the before-image of every key it
+        writes (see ``deltaflow.state.undo``), until ``forget_undo`` or ``roll_back``.
+        """
+        writes = [
+            (t.name.encode(), t.db, t.pending()) for t in self._tables.values() if t.has_pending()
+        ]
+        writes.append((META_DB, self._meta_db, _meta_items(meta)))
+        undo_db = self.db(undo_log.UNDO_DB, create=True) if undo else None
+
+        def body(txn: lmdb.Transaction) -> None:
+            for name, db, items in writes:
+                if undo_db is not None:
+                    undo_log.record(txn, undo_db, name, db, items)
+                _apply(txn, name, db, items)
+
+        self.transact(body)
         for table in self._tables.values():
             table.clear()
 
-    def write(
-        self,
-        writes: list[tuple[object, list[tuple[bytes, bytes | None]]]],
-        meta: list[tuple[bytes, bytes | None]],
-    ) -> None:
-        """One write transaction of encoded puts (value None = delete) and meta entries.
+    def transact(self, body: Callable[[lmdb.Transaction], None]) -> None:
+        """Run ``body`` in ONE write transaction.
 
         A full map is doubled and the transaction retried; any other LMDB failure
         (a full disk) aborts it, so the last commit stays intact, and raises StateError.
@@ -150,14 +163,43 @@ class StateBackend:
         while True:
             try:
                 with self._env.begin(write=True) as txn:
-                    for db, items in writes:
-                        _apply(txn, db, items)
-                    _apply(txn, self._meta_db, meta)
+                    body(txn)
                 return
             except lmdb.MapFullError:
                 self._grow()
             except lmdb.Error as err:
                 raise _write_error(self.path, err) from err
+
+    def roll_back(self, meta: dict[str, object] | None = None) -> int:
+        """Restore every before-image of the undo log (and write ``meta``) in one transaction.
+
+        Buffered writes are dropped. Returns the number of images written back.
+        """
+        self.discard()
+        if undo_log.UNDO_DB not in self._names():
+            return 0
+        undo_db = self.db(undo_log.UNDO_DB, create=False)
+        names = undo_log.tables(self.read_txn(), undo_db)
+        handles = {name: self.db(name, create=False) for name in names if name != META_DB}
+        handles[META_DB] = self._meta_db
+        restored = []
+
+        def body(txn: lmdb.Transaction) -> None:
+            restored.append(undo_log.roll_back(txn, undo_db, handles))
+            _apply(txn, META_DB, self._meta_db, _meta_items(meta))
+
+        self.transact(body)
+        return restored[0]
+
+    def forget_undo(self, meta: dict[str, object] | None = None) -> None:
+        """Drop the undo log (and write ``meta``) in one transaction."""
+        undo_db = self.db(undo_log.UNDO_DB, create=True)
+
+        def body(txn: lmdb.Transaction) -> None:
+            undo_log.forget(txn, undo_db)
+            _apply(txn, META_DB, self._meta_db, _meta_items(meta))
+
+        self.transact(body)
 
     def discard(self) -> None:
         """Drop every buffered, uncommitted write."""
@@ -176,7 +218,7 @@ class StateBackend:
         stored = self.meta("plan.fingerprint")
         if stored is None:
             entries = {"plan.fingerprint": fingerprint, "plan.description": description}
-            self.write([], [(k.encode(), orjson.dumps(v)) for k, v in entries.items()])
+            self.transact(lambda txn: _apply(txn, META_DB, self._meta_db, _meta_items(entries)))
             return
         if stored != fingerprint:
             raise StateError(
@@ -189,9 +231,11 @@ class StateBackend:
     # -- inspection -----------------------------------------------------------
 
     def table_names(self) -> list[str]:
-        """Every table in the environment, in name order."""
-        cursor = self.read_txn().cursor()
-        return [name.decode() for name in cursor.iternext(values=False) if name != META_DB]
+        """Every table in the environment, in name order (internal ones left out)."""
+        return [name.decode() for name in self._names() if not name.startswith(b"__")]
+
+    def _names(self) -> list[bytes]:
+        return list(self.read_txn().cursor().iternext(values=False))
 
     def stats(self) -> list[tuple[str, int, int]]:
         """(table, committed entries, bytes of its pages) for every table."""
@@ -266,14 +310,27 @@ class StateBackend:
             )
 
 
-def _apply(txn: lmdb.Transaction, db: object, items: list[tuple[bytes, bytes | None]]) -> None:
-    cursor = txn.cursor(db=db)
+def _apply(
+    txn: lmdb.Transaction, name: bytes, db: object, items: list[tuple[bytes, bytes | None]]
+) -> None:
     puts = [(k, v) for k, v in items if v is not None]
-    if puts:
-        cursor.putmulti(puts)
-    for key, value in items:
-        if value is None:
-            txn.delete(key, db=db)
+    try:
+        if puts:
+            txn.cursor(db=db).putmulti(puts)
+        for key, value in items:
+            if value is None:
+                txn.delete(key, db=db)
+    except lmdb.BadValsizeError:
+        longest = max(len(key) for key, _ in items)
+        raise StateError(
+            f"state table {name.decode()!r}: a key of {longest} bytes is over LMDB's limit of "
+            f"{MAX_KEY_BYTES} bytes (a very long string in a GROUP BY, join or primary key); "
+            "shorten that key column, e.g. with SUBSTRING or a hash"
+        ) from None
+
+
+def _meta_items(meta: dict[str, object] | None) -> list[tuple[bytes, bytes | None]]:
+    return [(key.encode(), orjson.dumps(value)) for key, value in (meta or {}).items()]
 
 
 def _open_env(

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import TextIO
 
 from deltaflow.state.backend import StateBackend
-from deltaflow.state.checkpoint import EPOCH_KEY, OFFSETS_KEY, TIME_KEY
+from deltaflow.state.checkpoint import EPOCH_KEY, OFFSETS_KEY, PENDING_KEY, TIME_KEY
 
 
 def inspect_cli(state_dir: str, out: TextIO | None = None) -> int:
@@ -39,6 +39,12 @@ def describe(backend: StateBackend) -> list[str]:
         offsets = backend.meta(OFFSETS_KEY) or {}
         for source in sorted(offsets):
             lines.append(f"  offsets {source}: {json.dumps(offsets[source])}")
+        pending = backend.meta(PENDING_KEY)
+        if pending is not None:
+            lines.append(
+                f"  epoch {pending} waits for its sink transaction: the next start keeps it "
+                "if the sink committed, and rolls it back otherwise"
+            )
     stats = backend.stats()
     width = max([len("table")] + [len(name) for name, _, _ in stats])
     lines.append(f"{'table':<{width}}  {'entries':>12}  {'bytes':>14}")

@@ -69,6 +69,112 @@ def test_sigkill_during_commits_never_leaves_a_half_checkpoint(tmp_path) -> None
     assert epochs == sorted(epochs) and epochs[-1] >= 30
 
 
+# The same job with a transactional sink: the "sink" appends the epoch to a file as
+# its transaction commit; sink_committed() reads that file. Every epoch must appear
+# in the sink exactly once, and the state must be at the sink's last epoch.
+TRANSACTIONAL_WRITER = textwrap.dedent(
+    f"""
+    import os, sys
+    from deltaflow.state.backend import StateBackend
+    from deltaflow.state.checkpoint import Checkpointer
+
+    state_dir, sink_path = sys.argv[1], sys.argv[2]
+
+    def sink_epochs():
+        if not os.path.exists(sink_path):
+            return []
+        with open(sink_path) as f:
+            return [int(line) for line in f.read().split("\\n")[:-1]]
+
+    backend = StateBackend(state_dir, map_size=32 * 1024)
+    checkpointer = Checkpointer(backend)
+    restored = checkpointer.restore(lambda e: e in sink_epochs())
+    epoch = 0 if restored is None else restored[0]
+    agg, log = backend.table("agg"), backend.table("log")
+    sink = open(sink_path, "a")
+
+    def commit_sink():
+        sink.write("%d\\n" % epoch)
+        sink.flush()
+
+    while True:
+        epoch += 1
+        for i in range({KEYS}):
+            agg.put((i,), (epoch, "x" * (epoch % 50)))
+        log.put((epoch,), epoch)
+        checkpointer.checkpoint(epoch, {{"orders:0": epoch * {KEYS}}}, {{"note": "e%d" % epoch}}, commit_sink)
+        if epoch % 5 == 0:
+            print(epoch, flush=True)
+    """
+)
+
+
+def test_sigkill_with_transactional_sink_gives_each_epoch_exactly_once(tmp_path) -> None:
+    path, sink = tmp_path / "state", tmp_path / "sink.txt"
+
+    def committed(epoch: int) -> bool:
+        return str(epoch) in sink.read_text().split("\n")[:-1]
+
+    for round_no in range(6):
+        child = subprocess.Popen(
+            [sys.executable, "-c", TRANSACTIONAL_WRITER, str(path), str(sink)],
+            stdout=subprocess.PIPE,
+        )
+        assert child.stdout.readline()
+        time.sleep(0.05 * round_no)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        child.stdout.close()
+        with StateBackend(path) as backend:
+            Checkpointer(backend).restore(committed)
+        epoch = check_consistent(path)
+        lines = sink.read_text().split("\n")
+        epochs = [int(line) for line in lines[:-1]]
+        assert epochs == list(range(1, len(epochs) + 1))  # no epoch twice, none skipped
+        assert epoch == epochs[-1]  # state is exactly at the sink's last committed epoch
+
+
+def test_pending_epoch_rolls_back_unless_sink_committed(tmp_path) -> None:
+    with StateBackend(tmp_path / "s") as backend:
+        checkpointer = Checkpointer(backend)
+        table = backend.table("t")
+        table.put((1,), "one")
+        table.put((2,), "two")
+        checkpointer.checkpoint(1, {"src": 10}, commit_sink=lambda: None)
+        table.put((1,), "ONE")
+        table.delete((2,))
+        table.put((3,), "three")
+
+        def crash() -> None:
+            raise KeyboardInterrupt  # the job dies after step 2, before the sink commits
+
+        with pytest.raises(KeyboardInterrupt):
+            checkpointer.checkpoint(2, {"src": 20}, {"note": "second"}, commit_sink=crash)
+    with StateBackend(tmp_path / "s") as backend:
+        assert Checkpointer(backend).restore(lambda epoch: False) == (1, {"src": 10})
+        assert backend.table("t").items() == [((1,), "one"), ((2,), "two")]
+        assert backend.meta("note") is None
+        assert Checkpointer(backend).restore() == (1, {"src": 10})  # nothing pending any more
+
+
+def test_pending_epoch_is_kept_when_sink_committed(tmp_path) -> None:
+    with StateBackend(tmp_path / "s") as backend:
+        checkpointer = Checkpointer(backend)
+        backend.table("t").put((1,), "one")
+        checkpointer.checkpoint(1, {"src": 10}, commit_sink=lambda: None)
+        backend.table("t").put((1,), "ONE")
+        with pytest.raises(KeyboardInterrupt):
+            checkpointer.checkpoint(2, {"src": 20}, commit_sink=_interrupt)
+    with StateBackend(tmp_path / "s") as backend:
+        assert Checkpointer(backend).restore(lambda epoch: epoch == 2) == (2, {"src": 20})
+        assert backend.table("t").items() == [((1,), "ONE")]
+        assert backend.roll_back() == 0  # the undo log is gone
+
+
+def _interrupt() -> None:
+    raise KeyboardInterrupt
+
+
 def test_restore_of_fresh_directory_is_none(tmp_path) -> None:
     with StateBackend(tmp_path / "s") as backend:
         assert Checkpointer(backend).restore() is None

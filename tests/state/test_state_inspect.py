@@ -69,3 +69,18 @@ def test_cli_state_inspect(tmp_path, capsys) -> None:
     assert "last checkpoint: epoch 7" in capsys.readouterr().out
     assert main(["state", "inspect", "--state-dir", str(tmp_path / "none")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_inspect_shows_a_pending_epoch(tmp_path) -> None:
+    with StateBackend(tmp_path / "s") as backend:
+        backend.table("t").put((1,), 1)
+
+        def die() -> None:
+            raise KeyboardInterrupt
+
+        with pytest.raises(KeyboardInterrupt):
+            Checkpointer(backend).checkpoint(3, {"src": 1}, commit_sink=die)
+    out = io.StringIO()
+    inspect_cli(str(tmp_path / "s"), out)
+    assert "epoch 3 waits for its sink transaction" in out.getvalue()
+    assert "__undo__" not in out.getvalue()
