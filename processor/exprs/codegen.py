@@ -131,15 +131,17 @@ class Gen:
                 f"cannot load Python function {e.name} from {e.target!r}: {err}; check the "
                 "module is importable (PYTHONPATH) and defines that name"
             ) from None
-        if hasattr(fn, "eval") and not callable(fn):
+        if isinstance(fn, type) and hasattr(fn, "eval"):
+            fn = fn().eval  # a ScalarFunction-style class: one instance per compiled function
+        elif hasattr(fn, "eval") and not callable(fn):
             fn = fn.eval
         name = self.bind(fn, "_udf")
         return f"{name}({', '.join(self.expr(o) for o in e.operands)})"
 
-    def const_value(self, e: Expr) -> object:
-        """The value of a literal operand (time unit, digits); errors otherwise."""
-        if not isinstance(e, Literal):
-            raise DeltaflowError("this argument must be a constant")
+    def const_value(self, e: Expr, what: str) -> object:
+        """The value of a literal operand (a seed, a number of digits); errors otherwise."""
+        if not isinstance(e, Literal) or e.value is None:
+            raise DeltaflowError(f"{what} must be a constant, not {describe(e)}")
         return e.value
 
 

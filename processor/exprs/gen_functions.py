@@ -124,7 +124,9 @@ def _sign(g: Gen, c: Call) -> str:
 
 @generator("ROUND", "TRUNCATE")
 def _round(g: Gen, c: Call) -> str:
-    digits = int(g.const_value(c.operands[1])) if len(c.operands) == 2 else 0  # type: ignore[call-overload]
+    digits = (
+        int(g.const_value(c.operands[1], f"the digits of {c.op}")) if len(c.operands) == 2 else 0
+    )  # type: ignore[call-overload]
     arg = c.operands[0]
     kind = "round" if c.op == "ROUND" else "truncate"
     if arg.type.root in INTEGER_ROOTS:
@@ -165,7 +167,9 @@ def _rand_integer(rng: random.Random, bound: int) -> int:
 def _rand(g: Gen, c: Call) -> str:
     ops = list(c.operands)
     seeded = c.op == "RAND" and len(ops) == 1 or c.op == "RAND_INTEGER" and len(ops) == 2
-    rng = g.bind(random.Random(g.const_value(ops.pop(0)) if seeded else None), "_rng")
+    rng = g.bind(
+        random.Random(g.const_value(ops.pop(0), f"the seed of {c.op}") if seeded else None), "_rng"
+    )
     if c.op == "RAND":
         return f"{rng}.random()"
     g.ns["_rand_integer"] = _rand_integer

@@ -87,6 +87,11 @@ def test_python_udf_is_loaded_once_and_called() -> None:
     )
 
 
+def test_udf_class_with_eval_is_instantiated_once() -> None:
+    udf = UdfCall(parse_type("INT"), "doubler", "ex_udfs.Doubler", (AMOUNT,))
+    assert compile_scalar(udf)((1, "a", 21)) == 42
+
+
 def test_missing_udf_module_is_a_clear_error() -> None:
     udf = UdfCall(parse_type("INT"), "f", "no_such_module_xyz.f", (AMOUNT,))
     with pytest.raises(DeltaflowError, match="no_such_module_xyz.f"):

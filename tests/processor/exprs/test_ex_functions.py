@@ -7,7 +7,10 @@ import math
 import re
 from decimal import Decimal
 
+import pytest
 from ex_helpers import call, col, ev, i, lit, null, s, unit
+
+from deltaflow.formats.errors import DeltaflowError
 
 
 def test_string_doc_examples() -> None:
@@ -120,3 +123,5 @@ def test_rand() -> None:
     seeded = [ev(call("RAND", i(42))) for _ in range(2)]
     assert seeded[0] == seeded[1]  # same seed, same first value
     assert 0 <= ev(call("RAND_INTEGER", i(10))) < 10
+    with pytest.raises(DeltaflowError, match="the seed of RAND_INTEGER must be a constant"):
+        ev(call("RAND_INTEGER", col(0, "INT"), i(10)), (1,))
