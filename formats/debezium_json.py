@@ -62,10 +62,11 @@ REPLICA_IDENTITY = (
     'The "before" field of {} message is null, if you are using Debezium Postgres '
     "Connector, please check the Postgres table has been set REPLICA IDENTITY to FULL level."
 )
-_SKIP_HINT = f"set '{NAME}.ignore-parse-errors' = 'true' to skip messages that cannot be read"
+_SKIP_HINT = f"Set '{NAME}.ignore-parse-errors' = 'true' to skip messages that cannot be read"
 _REPLICA_HINT = (
-    "run ALTER TABLE <table> REPLICA IDENTITY FULL in Postgres, or " + _SKIP_HINT[0].lower()
-) + _SKIP_HINT[1:]
+    "Run ALTER TABLE <table> REPLICA IDENTITY FULL in Postgres, or set "
+    f"'{NAME}.ignore-parse-errors' = 'true' to skip such messages"
+)
 _PLAN_CACHE = 64
 
 
@@ -211,7 +212,7 @@ class DebeziumJsonDecoder:
         if outer.payload is None or bytes(outer.payload) == b"null":
             raise Bad(
                 'the message has no "payload" field',
-                f"set '{NAME}.schema-include' = 'false' for messages without a schema envelope",
+                f"Set '{NAME}.schema-include' = 'false' for messages without a schema envelope",
             )
         key = bytes(outer.schema) if outer.schema is not None else b"null"
         plan = self._plan_for(key)
@@ -242,7 +243,7 @@ class DebeziumJsonDecoder:
         if op is None:
             hint = None
             if not self._include and b'"payload"' in bytes(value):
-                hint = f"the message looks wrapped in a schema envelope: set '{NAME}.schema-include' = 'true'"
+                hint = f"The message looks wrapped in a schema envelope: set '{NAME}.schema-include' = 'true'"
             return Bad('the message has no "op" field', hint)
         if op == "t":
             return Bad(
