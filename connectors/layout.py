@@ -122,6 +122,11 @@ def build_layout(spec: TableSpec, opts: TableOptions, *, upsert: bool = False) -
         raise opts.error("option 'key.fields' needs option 'key.format'")
     if key_format and not key_fields:
         raise opts.error("option 'key.format' needs option 'key.fields' (the key columns)")
+    if opts.get("key.fields-prefix") and include == "ALL":
+        raise opts.error(
+            "option 'key.fields-prefix' is not allowed when 'value.fields-include' is 'ALL'; "
+            "set 'value.fields-include' = 'EXCEPT_KEY' so key and value fields do not overlap"
+        )
     key_idx = [names.index(f) for f in key_fields]
     except_key = include == "EXCEPT_KEY" and bool(key_idx)
     value_idx = [i for i in range(len(names)) if not (except_key and i in key_idx)]
@@ -206,14 +211,21 @@ def decode_with_origins(decoder, raw: RawBatch) -> tuple[Batch, list[int]]:
     skipped, dead = decoder.skipped, len(decoder.dead_letters)
     batch = decoder.decode(raw)
     if decoder.skipped == skipped and len(decoder.dead_letters) == dead:
-        origins = _match(batch.kinds, raw.values)
+        # a null value gives no row (changelog formats) or one row of NULLs (raw)
+        origins = _match(batch.kinds, [i for i, v in enumerate(raw.values) if v is not None])
+        if origins is None:
+            origins = _match(batch.kinds, list(range(len(raw))))
         if origins is not None:
             return batch, origins
+    decoder.skipped = skipped  # the records are decoded again: count each failure once
+    del decoder.dead_letters[dead:]
     return _decode_each(decoder, raw)
 
 
-def _match(kinds: list[int], values: list) -> list[int] | None:
-    present = [i for i, v in enumerate(values) if v is not None]
+def _match(kinds: list[int], present: list[int]) -> list[int] | None:
+    """Rows matched to the ``present`` records, or None when the counts disagree."""
+    if len(kinds) == len(present) and RowKind.UPDATE_BEFORE not in kinds:
+        return present
     origins: list[int] = []
     j = 0
     n = len(kinds)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from deltaflow.connectors import kafka_client
 from deltaflow.connectors.base import TableSpec
-from deltaflow.connectors.kafka import _projector
 from deltaflow.connectors.kafka_sink import KafkaSink, RecordWriter, delivery_guarantee
 from deltaflow.connectors.kafka_source import KafkaSource
 from deltaflow.connectors.layout import (
@@ -22,7 +21,9 @@ from deltaflow.connectors.layout import (
 )
 from deltaflow.connectors.options import TableOptions
 from deltaflow.formats.changelog import Batch, RawBatch, RowKind
+from deltaflow.formats.errors import DeltaflowError
 from deltaflow.formats.spec import FormatSpec
+from deltaflow.formats.upsert import UpsertEncoder, upsert_layout
 
 KNOWN = (
     "topic", "key.format", "key.fields-prefix", "value.format", "value.fields-include",
@@ -32,6 +33,8 @@ KNOWN = (
 SOURCE_MODE = frozenset({RowKind.UPDATE_AFTER, RowKind.DELETE})
 SINK_MODE = frozenset({RowKind.INSERT, RowKind.UPDATE_AFTER, RowKind.DELETE})
 _UA, _D = int(RowKind.UPDATE_AFTER), int(RowKind.DELETE)
+# The planner treats an upsert source's inserts as upserts; Flink plans show the scan as
+# changelogMode=[UA,D], so records with a value are emitted as +U.
 
 
 def _options(spec: TableSpec) -> tuple[TableOptions, Layout]:
@@ -91,28 +94,28 @@ def open_sink(spec: TableSpec, bootstrap: str | None, out=None) -> KafkaSink:
         )
     conf = kafka_client.client_config(opts, bootstrap)
     writer = RecordWriter(opts, conf, topic, delivery_guarantee(opts), "default")
-    return KafkaSink(opts, writer, _sink_encoder(spec, layout), SINK_MODE)
+    return KafkaSink(opts, writer, _sink_encoder(spec, opts, layout), SINK_MODE)
 
 
-def _sink_encoder(spec: TableSpec, layout: Layout):
-    names = [n for n, _ in spec.physical]
-    value_spec = FormatSpec(layout.value_spec.physical, [], layout.value_spec.options)
-    value_enc = make_encoder(spec.name, layout.value_format, value_spec)
-    key_enc = make_encoder(spec.name, layout.key_format, layout.key_spec)  # type: ignore[arg-type]
-    project_value = _projector([names.index(n) for n in value_spec.names], len(names))
-    project_key = _projector(layout.key_columns, -1)
+def _sink_encoder(spec: TableSpec, opts: TableOptions, layout: Layout):
+    """Key and value per change through ``formats.upsert`` (tombstones for -D, -U dropped)."""
+    try:
+        shape = upsert_layout(
+            list(spec.physical),
+            list(spec.primary_key),
+            opts.get("key.fields-prefix", "") or "",
+            opts.get("value.fields-include", "ALL") or "ALL",
+        )
+    except DeltaflowError as err:
+        raise opts.error(str(err)) from None
+    key_enc = make_encoder(
+        spec.name, layout.key_format, FormatSpec(shape.key_columns, [], layout.key_spec.options)
+    )  # type: ignore[arg-type,union-attr]
+    value_spec = FormatSpec(shape.value_columns, [], layout.value_spec.options)
+    upsert = UpsertEncoder(shape, key_enc, make_encoder(spec.name, layout.value_format, value_spec))
 
     def encode(batch: Batch):
-        kinds = [k for k in batch.kinds if k != RowKind.UPDATE_BEFORE]
-        rows = batch.rows
-        if len(kinds) != len(batch.kinds):
-            rows = [r for k, r in zip(batch.kinds, rows, strict=True) if k != RowKind.UPDATE_BEFORE]
-        keys = key_enc.encode(Batch([RowKind.INSERT] * len(rows), [project_key(r) for r in rows]))
-        live = [r for k, r in zip(kinds, rows, strict=True) if k != _D]
-        if project_value is not None:
-            live = [project_value(r) for r in live]
-        encoded = iter(value_enc.encode(Batch([RowKind.INSERT] * len(live), live)))
-        values = [None if k == _D else next(encoded) for k in kinds]
+        keys, values = upsert.encode(batch)
         return keys, values, None, None
 
     return encode

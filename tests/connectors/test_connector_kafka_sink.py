@@ -113,14 +113,18 @@ def test_ignore_parse_errors_skips_and_counts(broker, new_topic):
     assert source.value_decoder.skipped == 1
 
 
-def test_dead_letter_topic_gets_the_raw_record_with_its_origin(broker, new_topic):
+@pytest.mark.parametrize("with_offset", [False, True])
+def test_dead_letter_topic_gets_the_raw_record_with_its_origin(broker, new_topic, with_offset):
     topic, dlq = new_topic("dl"), new_topic("dlq")
     ensure_topics(broker, [dlq])
     produce(broker, topic, BAD)
     table = json_source(topic, **{"deadletter.topic": dlq})
+    if with_offset:  # rows matched to their records one by one around the bad one
+        table = spec("src", "id INT, name STRING", table.options, [("off", "offset", "BIGINT")])
     source = create_source(table, bootstrap=broker)
     source.open()
-    assert read_all(source).rows == [(1, "a"), (3, "c")]
+    expected = [(1, "a", 0), (3, "c", 2)] if with_offset else [(1, "a"), (3, "c")]
+    assert read_all(source).rows == expected
     letters = read_topic(broker, dlq)
     assert len(letters) == 1
     key, value, headers = letters[0]
