@@ -33,6 +33,7 @@ from deltaflow.processor.runtime.keyed import (
     DeduplicateOperator,
     SinkUpsertMaterializerOperator,
 )
+from deltaflow.processor.runtime.lookup import LookupJoinOperator
 from deltaflow.processor.runtime.rank import RankOperator
 from deltaflow.processor.runtime.simple import (
     CalcOperator,
@@ -55,6 +56,7 @@ _BUILDERS = {
     p.Rank: RankOperator,
     p.WindowAggregate: WindowAggOperator,
     p.Sink: SinkOperator,
+    p.LookupJoin: LookupJoinOperator,
 }
 
 
@@ -130,6 +132,22 @@ class Graph:
             if stamps:
                 moved = self._raise(scan_node_id, max(epoch_ms(v) for v in stamps))
         return self._run({scan_node_id: [(0, batch)]}, watermarks=moved)
+
+    def lookup_tables(self) -> dict[str, p.LookupJoin]:
+        """The tables lookup joins probe (qualified name -> node): their changes go to ``push_lookup``."""
+        return {n.table: n for n in self.nodes.values() if isinstance(n, p.LookupJoin)}
+
+    def push_lookup(self, table: str, batch: Batch) -> None:
+        """Applies changes of a looked-up table to the mirror of every lookup join on it."""
+        targets = [
+            op
+            for op in self.ops.values()
+            if isinstance(op, LookupJoinOperator) and op.table == table
+        ]
+        if not targets:
+            raise PlanError(f"no lookup join of this job reads table {table!r}")
+        for op in targets:
+            op.apply_table(batch)
 
     def advance_watermark(self, scan_node_id: int, ts_ms: int) -> dict[int, Batch]:
         """Raises a scan's watermark (epoch ms); returns what fired windows emit."""

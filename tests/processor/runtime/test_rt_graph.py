@@ -173,21 +173,64 @@ def test_state_outlives_the_graph_after_a_commit(tmp_path):
 
 
 def test_unsupported_node_is_a_plan_error(backend):
+    from deltaflow.processor.plan import Node
+
+    odd = Node(node_id=2, inputs=(scan(1, T),), fields=fields(T), changelog_mode=ALL)
+    with pytest.raises(PlanError, match="cannot run Node"):
+        Graph(JobPlan(sinks=(sink(3, odd),)), backend, RuntimeContext())
+
+
+def lookup_plan(join_type="INNER", condition=None):
     src = scan(1, T)
     lookup = LookupJoin(
         node_id=2,
         inputs=(src,),
         fields=fields(T + T),
-        changelog_mode=INSERT_ONLY,
-        join_type="INNER",
-        table="dim",
+        changelog_mode=ALL,
+        join_type=join_type,
+        table="default_catalog.default_database.dim",
         options={},
         table_fields=fields(T),
         probe_keys=(0,),
         lookup_keys=(0,),
+        condition=condition,
     )
-    with pytest.raises(PlanError, match="LookupJoin"):
-        Graph(JobPlan(sinks=(sink(3, lookup),)), backend, RuntimeContext())
+    return JobPlan(sinks=(sink(3, lookup),))
+
+
+def test_lookup_join_probes_the_table_as_it_is_now(backend):
+    graph = Graph(lookup_plan("LEFT"), backend, RuntimeContext())
+    assert list(graph.lookup_tables()) == ["default_catalog.default_database.dim"]
+    graph.push_lookup(
+        "default_catalog.default_database.dim", parse_changelog("+I[a, 1]\n+I[b, 2]", T)
+    )
+    out = graph.push(1, parse_changelog("+I[a, 10]\n+I[c, 30]\n-D[a, 10]", T))
+    assert show(out[3], T + T) == ["+I[a, 10, a, 1]", "+I[c, 30, null, null]", "-D[a, 10, a, 1]"]
+    # a later change of the table does not revise joined rows; new probes see it
+    graph.push_lookup(
+        "default_catalog.default_database.dim", parse_changelog("-D[a, 1]\n+I[a, 5]", T)
+    )
+    backend.commit({})
+    out = graph.push(1, parse_changelog("+I[a, 11]", T))
+    assert show(out[3], T + T) == ["+I[a, 11, a, 5]"]
+
+
+def test_lookup_join_inner_drops_unmatched_and_filters_by_condition(backend):
+    from deltaflow.processor.exprs.nodes import Call, InputRef
+
+    i, b = parse_type("INT"), parse_type("BOOLEAN")
+    graph = Graph(
+        lookup_plan(condition=Call(b, "<", (InputRef(i, 3), InputRef(i, 1)))),
+        backend,
+        RuntimeContext(),
+    )
+    graph.push_lookup(
+        "default_catalog.default_database.dim", parse_changelog("+I[a, 1]\n+I[a, 50]", T)
+    )
+    out = graph.push(1, parse_changelog("+I[a, 10]\n+I[z, 1]\n+I[null, 1]", T))
+    assert show(out[3], T + T) == ["+I[a, 10, a, 1]"]
+    with pytest.raises(PlanError, match="no lookup join"):
+        graph.push_lookup("other", parse_changelog("+I[a, 1]", T))
 
 
 def test_push_to_an_unknown_scan_is_a_plan_error(backend):
