@@ -34,7 +34,12 @@ from deltaflow.formats.types import (
     DataType,
 )
 from deltaflow.processor.exprs import lib_temporal as tl
-from deltaflow.processor.exprs.coercion import INT_BITS, INTERVAL_ROOTS
+from deltaflow.processor.exprs.coercion import (
+    INT_BITS,
+    INTERVAL_DAY_TIME,
+    INTERVAL_ROOTS,
+    INTERVAL_YEAR_MONTH,
+)
 from deltaflow.processor.exprs.errors import EvalError
 from deltaflow.processor.exprs.lib_numeric import exponent, fit, wrap
 
@@ -176,7 +181,28 @@ def value_to_string(src: DataType, tz: dt.tzinfo) -> Callable[[object], str]:
         return _utf8
     if s in (ARRAY, MULTISET, MAP, ROW):
         return _constructed_string(src, tz)
+    if s == INTERVAL_DAY_TIME:
+        return _day_time_string
+    if s == INTERVAL_YEAR_MONTH:
+        return _year_month_string
     return str
+
+
+def _day_time_string(millis: object) -> str:
+    """Flink's day-time interval text: ``+0 00:05:00.000``."""
+    sign = "-" if millis < 0 else "+"  # type: ignore[operator]
+    rest, ms = divmod(abs(millis), 1000)  # type: ignore[arg-type]
+    rest, sec = divmod(rest, 60)
+    rest, minute = divmod(rest, 60)
+    days, hour = divmod(rest, 24)
+    return f"{sign}{days} {hour:02d}:{minute:02d}:{sec:02d}.{ms:03d}"
+
+
+def _year_month_string(months: object) -> str:
+    """Flink's year-month interval text: ``+1-02``."""
+    sign = "-" if months < 0 else "+"  # type: ignore[operator]
+    years, month = divmod(abs(months), 12)  # type: ignore[arg-type]
+    return f"{sign}{years}-{month:02d}"
 
 
 def _utf8(v: object) -> str:

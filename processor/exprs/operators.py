@@ -93,7 +93,7 @@ def _arithmetic(op: str, operands: list[Expr]) -> Call:
     temporal = _temporal_arithmetic(op, a, b)
     if temporal is not None:
         return _call(temporal.with_nullable(a.nullable or b.nullable), op, operands)
-    if op == "MOD" and not (
+    if op in ("MOD", "%") and not (
         a.root in INTEGER_ROOTS | {DECIMAL} and b.root in INTEGER_ROOTS | {DECIMAL}
     ):
         raise BadCall("MOD needs exact numeric operands", ("MOD(EXACT_NUMERIC, EXACT_NUMERIC)",))

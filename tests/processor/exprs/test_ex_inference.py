@@ -170,3 +170,9 @@ def test_every_function_name_has_a_code_generator() -> None:
 
 def test_infer_call_accepts_lower_case_names() -> None:
     assert infer_call("upper", [lit("a", "STRING NOT NULL")]).op == "UPPER"
+
+
+def test_mod_needs_exact_numerics() -> None:
+    with pytest.raises(FunctionError, match="exact numeric"):
+        typ("%", "DOUBLE", "INT")
+    assert typ("MOD", "BIGINT NOT NULL", "INT NOT NULL") == "INT NOT NULL"

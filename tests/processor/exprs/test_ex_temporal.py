@@ -118,3 +118,9 @@ def test_dynamic_functions_read_the_clock() -> None:
     assert before <= now <= dt.datetime.now(UTC) and now.microsecond % 1000 == 0
     assert ev(call("CURRENT_DATE"), time_zone="UTC") == dt.datetime.now(UTC).date()
     assert ev(call("LOCALTIMESTAMP")).tzinfo is None
+
+
+def test_intervals_print_as_flink_does() -> None:
+    assert ev(cast(interval(5 * 60_000, INTERVAL_DAY_TIME), "STRING")) == "+0 00:05:00.000"
+    assert ev(cast(interval(-(86_400_000 + 1), INTERVAL_DAY_TIME), "STRING")) == "-1 00:00:00.001"
+    assert ev(cast(interval(14, INTERVAL_YEAR_MONTH), "STRING")) == "+1-02"
