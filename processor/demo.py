@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+from decimal import Decimal
 from importlib import resources
 from pathlib import Path
 
@@ -80,7 +81,7 @@ def read_result(bootstrap: str) -> dict[str, dict]:
         if msg.value() is None:
             table.pop(key, None)
         else:
-            table[key] = json.loads(msg.value())
+            table[key] = json.loads(msg.value(), parse_float=Decimal)
     consumer.close()
     return table
 
