@@ -90,7 +90,7 @@ class IndexedTable:
         """
         pk_of = self._pk
         pks = [pk_of(row) for row in rows]
-        encoded = {pk: encode_key(pk) for pk in pks}
+        encoded = {pk: encode_key(pk) for pk in dict.fromkeys(pks)}
         before = dict(
             zip(encoded, self._rows.get_many_encoded(list(encoded.values())), strict=True)
         )

@@ -209,3 +209,14 @@ def test_empty_key_for_a_global_aggregate(backend) -> None:
     assert table.get(()) == 5
     assert table.items() == [((), 5), ((None,), 6)]
     assert table.get_many([(), (None,)]) == [5, 6]
+
+
+def test_key_over_lmdb_limit_is_a_state_error_and_commits_nothing(backend) -> None:
+    table = backend.table("by_url")
+    table.put(("short",), 1)
+    table.put(("x" * 600,), 2)
+    with pytest.raises(StateError, match="'by_url': a key of 60[0-9] bytes is over LMDB's limit"):
+        backend.commit({"epoch": 1})
+    backend.discard()
+    assert table.items() == []
+    assert backend.meta("epoch") is None
