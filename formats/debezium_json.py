@@ -148,8 +148,9 @@ class DebeziumJsonDecoder:
         try:
             self._decode_one(value, kinds, rows)
         except Bad as bad:
-            offsets = raw.offsets
-            self._reject(raw, offsets[i] if i < len(offsets) else -1, value, bad)
+            self._reject(raw, i, value, bad)
+        except RecursionError:
+            self._reject(raw, i, value, Bad("the JSON is nested too deeply to read"))
 
     def _decode_one(self, value: Any, kinds: list[int], rows: list[tuple]) -> None:
         plan = self._plain
@@ -253,7 +254,8 @@ class DebeziumJsonDecoder:
             )
         return Bad(f'unknown "op" value {msgspec.json.encode(op).decode()}; expected c, r, u or d')
 
-    def _reject(self, raw: RawBatch, offset: int, value: bytes, bad: Bad) -> None:
+    def _reject(self, raw: RawBatch, i: int, value: bytes, bad: Bad) -> None:
+        offset = raw.offsets[i] if i < len(raw.offsets) else -1
         if self.policy == "skip":
             self.skipped += 1
         elif self.policy == "dead-letter":

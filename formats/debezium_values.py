@@ -85,8 +85,9 @@ from deltaflow.formats.types import (
 
 Converter = Callable[[Any], Any]
 
-# What a converter raises for a value that does not fit its column.
-CONVERSION_ERRORS = (ValueError, TypeError, ArithmeticError, msgspec.MsgspecError)
+# What a converter raises for a value that does not fit its column (RecursionError:
+# JSON nested deeper than msgspec reads).
+CONVERSION_ERRORS = (ValueError, TypeError, ArithmeticError, RecursionError, msgspec.MsgspecError)
 
 INT_BITS = {TINYINT: 8, SMALLINT: 16, INT: 32, BIGINT: 64}
 EPOCH = dt.datetime(1970, 1, 1)

@@ -121,6 +121,12 @@ def test_bad_timestamp_names_the_column() -> None:
         DebeziumJsonDecoder(spec).decode(batch_of(b'{"after":{"ts":"yesterday"},"op":"c"}'))
 
 
+def test_deeply_nested_json_is_a_format_error() -> None:
+    nested = b"[" * 100_000 + b"]" * 100_000
+    assert "nested too deeply" in failure(b'{"after":{"name":' + nested + b'},"op":"c"}').reason
+    assert "nested too deeply" in failure(b'{"after":{"id":1},"op":"c","x":' + nested + b"}").reason
+
+
 def test_tombstones_are_skipped_silently() -> None:
     dec = decoder()
     batch = dec.decode(batch_of(None, b"", GOOD))
