@@ -185,14 +185,11 @@ class ConfluentDecoder(RecordDecoder):
                 record = read(value)
                 rows.append(row(record))
             except BadRecord as exc:
-                self.reject(raw, i, str(exc), hint=_HINT)
+                self.reject(raw, i, str(exc))
             except READ_ERRORS as exc:
                 why = column_problem(self.columns, record) or reason_of(exc)
-                self.reject(raw, i, why, hint=_HINT)
+                self.reject(raw, i, why)
         return Batch([INSERT] * len(rows), rows)
-
-
-_HINT = "Fix the producer, or choose a bad-input policy of skip or dead-letter"
 
 
 class DebeziumAvroDecoder(ConfluentDecoder):
@@ -208,9 +205,9 @@ class DebeziumAvroDecoder(ConfluentDecoder):
             try:
                 self._changes(self.read(value), out)
             except BadRecord as exc:
-                self.reject(raw, i, str(exc), hint=_HINT)
+                self.reject(raw, i, str(exc))
             except READ_ERRORS as exc:
-                self.reject(raw, i, reason_of(exc), hint=_HINT)
+                self.reject(raw, i, reason_of(exc))
         return out
 
     def _changes(self, record: dict, out: Batch) -> None:

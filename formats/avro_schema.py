@@ -279,6 +279,8 @@ def _time_reader(dtype: DataType) -> Conv:
             return v
         if type(v) is not int:
             raise TypeError(f"Avro value {v!r:.60} cannot be read as {dtype}")
+        if not 0 <= v < 86_400_000:  # e.g. a long of microseconds (Debezium's MicroTime)
+            raise ValueError(f"{v} is not a time of day in milliseconds, as {dtype} reads it")
         return (_EPOCH + dt.timedelta(milliseconds=v)).time()
 
     return read

@@ -63,6 +63,7 @@ class RecordDecoder:
     """Base of the decoders here: changelog mode, counters and the bad-input policy."""
 
     changelog_mode: frozenset[RowKind] = frozenset({RowKind.INSERT})
+    hint = "Fix the producer, or choose a bad-input policy of skip or dead-letter"
 
     def __init__(self, fmt: str, on_error: str) -> None:
         self.fmt = fmt
@@ -86,10 +87,7 @@ class RecordDecoder:
             partition=raw.partition,
             offset=offset,
             payload=value,
-            hint=f"Fix the producer, or set '{self.fmt}.ignore-parse-errors' = 'true' to skip "
-            "bad records"
-            if hint is None
-            else hint,
+            hint=self.hint if hint is None else hint,
         )
 
 

@@ -92,6 +92,9 @@ class JsonDecoder(RecordDecoder):
 
     def __init__(self, spec: FormatSpec, fmt: str = "json") -> None:
         super().__init__(fmt, on_error_policy(fmt, spec))
+        self.hint = (
+            f"Fix the producer, or set '{fmt}.ignore-parse-errors' = 'true' to skip bad records"
+        )
         options = spec.options
         self.fail_on_missing = bool_option(fmt, options, "fail-on-missing-field", False)
         if self.fail_on_missing and bool_option(fmt, options, "ignore-parse-errors", False):

@@ -294,3 +294,14 @@ def test_debezium_encoder_writes_c_and_d_envelopes_as_flink(registry) -> None:
     batch = make_decoder("debezium-avro-confluent", spec(registry.url)).decode(raw(*values))
     assert batch.kinds == [INSERT, DELETE, INSERT, DELETE]
     assert batch.rows == [ROW, ROW, r2, r2]
+
+
+def test_a_plain_int_or_long_is_read_as_time_millis_and_checked(registry) -> None:
+    writer = {"type": "record", "name": "w", "fields": [{"name": "t", "type": "long"}]}
+    sid = registry.state.register("times-value", json.dumps(writer))
+    columns = [("t", parse_type("TIME(0)"))]
+    dec = make_decoder("avro-confluent", FormatSpec(columns, options={"url": registry.url}))
+    assert dec.decode(raw(wire(sid, writer, {"t": 3_723_000}))).rows == [(dt.time(1, 2, 3),)]
+    # Debezium's MicroTime is a long of microseconds: not silently read as milliseconds
+    with pytest.raises(FormatError, match="column 't'.*not a time of day"):
+        dec.decode(raw(wire(sid, writer, {"t": 3_723_000_000})))
