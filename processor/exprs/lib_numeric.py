@@ -14,6 +14,8 @@ from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_UP, Conte
 from deltaflow.processor.exprs.errors import EvalError
 
 CTX = Context(prec=120, rounding=ROUND_HALF_UP, Emax=999999, Emin=-999999)
+# Flink divides DECIMALs with MathContext(38, HALF_UP), then rounds to the result scale.
+DIVIDE = Context(prec=38, rounding=ROUND_HALF_UP, Emax=999999, Emin=-999999)
 
 
 def wrap_text(expr: str, bits: int) -> str:
@@ -78,7 +80,7 @@ def ddiv(a: Decimal | int, b: Decimal | int, exp: Decimal, int_digits: int) -> D
         raise EvalError(
             "division by zero in a DECIMAL division; guard the divisor with NULLIF(x, 0)"
         )
-    return fit(CTX.divide(Decimal(a), Decimal(b)), exp, int_digits)
+    return fit(DIVIDE.divide(Decimal(a), Decimal(b)), exp, int_digits)
 
 
 def dmod(a: Decimal | int, b: Decimal | int, exp: Decimal, int_digits: int) -> Decimal | None:
