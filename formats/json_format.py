@@ -14,7 +14,6 @@ type cost one type check.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from decimal import Decimal
 
 import msgspec
@@ -33,7 +32,6 @@ from deltaflow.formats.codec_support import (
 from deltaflow.formats.codec_support import compile_row_reader as compile_rows
 from deltaflow.formats.errors import DeltaflowError, FormatError, excerpt
 from deltaflow.formats.spec import FormatSpec
-from deltaflow.formats.types import DataType
 
 OPTIONS = (
     "fail-on-missing-field",
@@ -74,15 +72,6 @@ def make_encoder(name: str, spec: FormatSpec) -> JsonEncoder:
     return JsonEncoder(spec)
 
 
-def compile_row_reader(
-    columns: list[tuple[str, DataType]], iso: bool, fail_on_missing: bool
-) -> Callable[[dict], tuple]:
-    """``row(obj) -> tuple``: the columns of one decoded JSON object, converted."""
-    convs = [jc.decoder_for(t, iso, fail_on_missing) for _, t in columns]
-    guards = [jc.INT_RANGES.get(t.root) or jc.fast_type(t) for _, t in columns]
-    return compile_rows([n for n, _ in columns], convs, guards, strict=fail_on_missing)
-
-
 # ---------------------------------------------------------------------------
 # decoder and encoder
 
@@ -107,7 +96,8 @@ class JsonDecoder(RecordDecoder):
         self._parser = msgspec.json.Decoder(float_hook=Decimal if exact else None)
         iso = _iso(spec)
         self._convs = [jc.decoder_for(t, iso, self.fail_on_missing) for _, t in self.columns]
-        self._row = compile_row_reader(self.columns, iso, self.fail_on_missing)
+        guards = [jc.INT_RANGES.get(t.root) or jc.fast_type(t) for _, t in self.columns]
+        self._row = compile_rows(spec.names, self._convs, guards, strict=self.fail_on_missing)
 
     def decode(self, raw: RawBatch) -> Batch:
         rows: list[tuple] = []
