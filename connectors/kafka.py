@@ -25,7 +25,7 @@ COMMON = (
     "value.fields-include", "sink.parallelism", "scan.parallelism", "deadletter.topic",
 )  # fmt: skip
 SOURCE_ONLY = (
-    "topic-pattern", "scan.startup.mode", "scan.startup.specific-offsets",
+    "topic-pattern", "scan.topic-partition-discovery.interval", "scan.startup.mode", "scan.startup.specific-offsets",
     "scan.startup.timestamp-millis", "scan.bounded.mode", "scan.bounded.specific-offsets",
     "scan.bounded.timestamp-millis",
 )  # fmt: skip

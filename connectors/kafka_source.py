@@ -7,6 +7,7 @@ order) and decoded once per batch. Positions are the next offset per partition.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
@@ -44,6 +45,9 @@ class KafkaSource:
         self._committing: list = []
         self.value_decoder, self.key_decoder = layout.decoders(opts.table)
         self.build: RowBuilder = self._build_rows
+        # Flink's default: look for new partitions (and pattern topics) every 5 minutes
+        self.discovery_ms = opts.duration_ms("scan.topic-partition-discovery.interval", 300_000)
+        self._discovered_at = 0.0
         self._wants_keys = self.key_decoder is not None or bool(layout.dead_letter_topic)
 
     def open(self, resume: dict | None = None) -> None:
@@ -67,11 +71,30 @@ class KafkaSource:
             TopicPartition(t, p, self.next[(t, p)]) for t, p in parts if (t, p) not in self.done
         ]
         self.consumer.assign(live)
+        self._discovered_at = time.monotonic()
+
+    def _discover(self) -> None:
+        """Unbounded reads pick up new partitions and new pattern topics from their start."""
+        if self.end_mode.kind != "unbounded" or self.discovery_ms <= 0:
+            return
+        if (time.monotonic() - self._discovered_at) * 1000 < self.discovery_ms:
+            return
+        self._discovered_at = time.monotonic()
+        parts = kafka_client.list_partitions(self.consumer, self.opts, self.topics, self.pattern)
+        new = [tp for tp in parts if tp not in self.bounds]
+        if not new:
+            return
+        lows = kafka_client.low_watermarks(self.consumer, self.opts, new)
+        for tp in new:
+            self.bounds[tp] = Bounds(lows[tp])
+            self.next[tp] = self.opened_at[tp] = lows[tp]
+        self.consumer.incremental_assign([TopicPartition(t, p, lows[(t, p)]) for t, p in new])
 
     def poll(self, max_records: int, timeout: float) -> Batch:
         out = Batch()
         if self.consumer is None or self.finished():
             return out
+        self._discover()
         for tp, msgs in self._grouped(kafka_client.drain(self.consumer, max_records, timeout)):
             raw, headers = self._raw(tp, msgs)
             if raw is not None:

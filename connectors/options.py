@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from deltaflow.formats.errors import ConnectorError
+
+_DURATION = re.compile(r"(-?\d+)\s*([a-z]*)")
+_UNITS_MS = {"": 1, "ms": 1, "milli": 1, "millis": 1, "millisecond": 1, "milliseconds": 1,
+             "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
+             "min": 60_000, "m": 60_000, "minute": 60_000, "minutes": 60_000,
+             "h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000}  # fmt: skip
 
 
 class TableOptions:
@@ -87,6 +94,18 @@ class TableOptions:
         if lowered not in ("true", "false"):
             raise self.error(f"option '{key}' = '{text}' must be 'true' or 'false'")
         return lowered == "true"
+
+    def duration_ms(self, key: str, default: int) -> int:
+        """A Flink duration option: ``10 s``, ``500 ms``, ``5 min``; a bare number is ms."""
+        text = self.options.get(key)
+        if text is None:
+            return default
+        match = _DURATION.fullmatch(text.strip().lower())
+        if match is None or match.group(2) not in _UNITS_MS:
+            raise self.error(
+                f"option '{key}' = '{text}' is not a duration; write e.g. '30 s' or '5 min'"
+            )
+        return int(match.group(1)) * _UNITS_MS[match.group(2)]
 
     def with_prefix(self, prefix: str) -> dict[str, str]:
         """The options starting with ``prefix``, with the prefix stripped."""

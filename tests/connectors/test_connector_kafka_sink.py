@@ -204,3 +204,32 @@ def test_upsert_kafka_except_key_value_and_key_prefix(broker, new_topic):
         (RowKind.UPDATE_AFTER, (7, "x")),
         (RowKind.DELETE, (7, None)),
     ]
+
+
+def test_delivery_guarantee_none_does_not_wait_in_flush(new_topic):
+    table = spec("out", "v STRING", {"connector": "kafka", "topic": new_topic("none"), "format": "raw",
+                 "sink.delivery-guarantee": "none"})  # fmt: skip
+    sink = create_sink(table, bootstrap="127.0.0.1:1")
+    sink.write(Batch([INS], [("x",)]))
+    sink.flush(5)  # nothing acknowledged, and no error: 'none' promises nothing
+
+
+def test_sink_writes_timestamp_and_headers_metadata(broker, new_topic):
+    import datetime as dt
+
+    from confluent_kafka import Consumer, TopicPartition
+
+    topic = new_topic("tsout")
+    ensure_topics(broker, [topic])
+    table = spec("out", "v STRING", {"connector": "kafka", "topic": topic, "format": "raw"},
+                 [("ts", "timestamp", "TIMESTAMP_LTZ(3)"), ("h", "headers", "MAP<STRING, BYTES>")])  # fmt: skip
+    sink = create_sink(table, bootstrap=broker)
+    stamp = dt.datetime(2024, 1, 2, 3, 4, 5, 678000, tzinfo=dt.UTC)
+    sink.write(Batch([INS], [("x", stamp, {"trace": b"42"})]))
+    sink.flush(10)
+    consumer = Consumer({"bootstrap.servers": broker, "group.id": "ts-check"})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    msg = consumer.poll(10)
+    consumer.close()
+    assert msg.timestamp()[1] == 1704164645678
+    assert dict(msg.headers()) == {"trace": b"42"}

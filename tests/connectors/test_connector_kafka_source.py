@@ -258,3 +258,29 @@ def test_unknown_option_and_librdkafka_property_errors(broker, new_topic):
     no_servers = raw_table("x")
     with pytest.raises(ConnectorError, match="properties.bootstrap.servers"):
         create_source(no_servers)
+
+
+def test_partition_discovery_picks_up_new_pattern_topics_from_their_start(broker, new_topic):
+    prefix = new_topic("disc")
+    produce(broker, f"{prefix}-a", [(None, "a0")])
+    table = raw_table("", **{"topic-pattern": f"{prefix}-.*", "scan.bounded.mode": "unbounded",
+                             "scan.topic-partition-discovery.interval": "100 ms"})  # fmt: skip
+    del table.options["topic"]
+    source = create_source(table, bootstrap=broker)
+    source.open()
+    produce(broker, f"{prefix}-b", [(None, "b0"), (None, "b1")])
+    got = []
+    for _ in range(50):
+        got += values(source.poll(100, 0.1))
+        if len(got) >= 3:
+            break
+    source.close()
+    assert sorted(got) == ["a0", "b0", "b1"]
+    assert source.position()["offsets"][f"{prefix}-b"] == {"0": 2}
+
+
+def test_bad_discovery_interval_is_named():
+    table = raw_table("x", **{"scan.topic-partition-discovery.interval": "soon",
+                              "properties.bootstrap.servers": "127.0.0.1:1"})  # fmt: skip
+    with pytest.raises(ConnectorError, match="scan.topic-partition-discovery.interval"):
+        create_source(table)
