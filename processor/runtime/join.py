@@ -115,49 +115,65 @@ class JoinOperator(Operator):
         is_left: bool,
     ) -> None:
         matches = self._matches(row, key, other, is_left)
-        entries = mine.loaded[key]
         mine.dirty.add(key)
         if matches and other.outer:
             other.dirty.add(key)
-        joined = (lambda o: row + o) if is_left else (lambda o: o + row)
-        padded_other = (lambda o: mine.nulls + o) if is_left else (lambda o: o + mine.nulls)
         if ADDS[kind]:
-            n_matched = sum(e[0] for _, e in matches)
-            entry = entries.get(row)
-            if entry is None:
-                entries[row] = [1, n_matched]
-            else:
-                entry[0] += 1
-                entry[1] = n_matched
-            if mine.outer and not matches:
-                out.append(INSERT, row + other.nulls if is_left else other.nulls + row)
-                return
-            if other.outer:
-                for o, e in matches:
-                    if e[1] == 0:
-                        for _ in range(e[0]):
-                            out.append(DELETE, padded_other(o))
-                    e[1] += 1
-            out_kind = INSERT if (mine.outer or other.outer) else kind
+            self._add(out, kind, row, mine.loaded[key], matches, mine, other, is_left)
         else:
-            entry = entries.get(row)
-            if entry is not None:
-                if entry[0] <= 1:
-                    del entries[row]
-                else:
-                    entry[0] -= 1
-            if not matches:
-                if mine.outer:
-                    out.append(DELETE, row + other.nulls if is_left else other.nulls + row)
-                return
-            out_kind = DELETE if mine.outer else kind
-        for o, e in matches:
-            jr = joined(o)
-            for _ in range(e[0]):
-                out.append(out_kind, jr)
-        if not ADDS[kind] and other.outer:
+            self._retract(out, kind, row, mine.loaded[key], matches, mine, other, is_left)
+
+    @staticmethod
+    def _pad(row: tuple, width_nulls: tuple, row_is_left: bool) -> tuple:
+        return row + width_nulls if row_is_left else width_nulls + row
+
+    def _add(
+        self, out, kind, row, entries, matches, mine: _Side, other: _Side, is_left: bool
+    ) -> None:
+        entry = entries.get(row)
+        n_matched = sum(e[0] for _, e in matches)
+        if entry is None:
+            entries[row] = [1, n_matched]
+        else:
+            entry[0] += 1
+            entry[1] = n_matched
+        if mine.outer and not matches:
+            out.append(INSERT, self._pad(row, other.nulls, is_left))
+            return
+        if other.outer:
             for o, e in matches:
-                if e[1] == 1:
+                if e[1] == 0:  # the other row's null-padded result is retracted once per copy
+                    padded = self._pad(o, mine.nulls, not is_left)
                     for _ in range(e[0]):
-                        out.append(INSERT, padded_other(o))
+                        out.append(DELETE, padded)
+                e[1] += 1
+        self._joined(out, INSERT if (mine.outer or other.outer) else kind, row, matches, is_left)
+
+    def _retract(
+        self, out, kind, row, entries, matches, mine: _Side, other: _Side, is_left: bool
+    ) -> None:
+        entry = entries.get(row)
+        if entry is not None:
+            if entry[0] <= 1:
+                del entries[row]
+            else:
+                entry[0] -= 1
+        if not matches:
+            if mine.outer:
+                out.append(DELETE, self._pad(row, other.nulls, is_left))
+            return
+        self._joined(out, DELETE if mine.outer else kind, row, matches, is_left)
+        if other.outer:
+            for o, e in matches:
+                if e[1] == 1:  # the other row lost its last match: null-padded again
+                    padded = self._pad(o, mine.nulls, not is_left)
+                    for _ in range(e[0]):
+                        out.append(INSERT, padded)
                 e[1] -= 1
+
+    @staticmethod
+    def _joined(out: Batch, kind: int, row: tuple, matches: list, is_left: bool) -> None:
+        for o, e in matches:
+            joined = row + o if is_left else o + row
+            for _ in range(e[0]):
+                out.append(kind, joined)
