@@ -12,6 +12,7 @@ import argparse
 import os
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,13 +112,13 @@ def parse_duration_ms(text: str, option: str) -> int:
 class Job:
     """One running job: its sources, graph, sinks and state."""
 
-    def __init__(self, plan: JobPlan, options: JobOptions) -> None:
+    def __init__(self, plan: JobPlan, options: JobOptions, stop: threading.Event | None = None) -> None:
         from deltaflow.processor.runtime.graph import Graph, RuntimeContext
 
         self.plan = plan
         self.options = options
         self.stats = JobStats()
-        self.stopping = False
+        self.stop = stop or threading.Event()
         self.backend = StateBackend(options.state_dir)
         self.backend.check_plan(plan.fingerprint, describe_plan(plan))
         self.interval_s = checkpoint_interval_s(plan.settings)
@@ -149,7 +150,7 @@ class Job:
         last_checkpoint = time.monotonic()
         display = progress.Display(self, enabled=not self.options.quiet)
         try:
-            while not self.stopping:
+            while not self.stop.is_set():
                 busy = self._poll_once()
                 if self._all_finished():
                     self._emit(self.graph.finish())
@@ -262,6 +263,7 @@ def names_bootstrap(plan: JobPlan) -> bool:
 
 
 def run_cli(args: argparse.Namespace) -> int:
+    stop = install_stop_handlers()
     planned = plan_file(args.job)
     state_dir = Path(args.state_dir) if args.state_dir else default_state_dir(args.job)
     if args.start_from and has_checkpoint(state_dir):
@@ -285,8 +287,7 @@ def run_cli(args: argparse.Namespace) -> int:
         metrics_port=args.metrics_port,
     )
     try:
-        job = Job(planned.plan, options)
-        install_stop_handlers(job)
+        job = Job(planned.plan, options, stop=stop)
         if args.metrics_port:
             from deltaflow.processor.metrics import serve_metrics
 
@@ -303,11 +304,16 @@ def has_checkpoint(state_dir: Path) -> bool:
     return (state_dir / "data.mdb").exists() and os.path.getsize(state_dir / "data.mdb") > 0
 
 
-def install_stop_handlers(job: Job) -> None:
-    """SIGTERM/SIGINT: finish the current batch, checkpoint, exit 0."""
+def install_stop_handlers() -> threading.Event:
+    """SIGTERM/SIGINT: finish the current batch, checkpoint, exit 0.
 
-    def stop(signum, frame):  # noqa: ARG001
-        job.stopping = True
+    Installed first thing, so a signal during start-up also ends the job cleanly.
+    """
+    stop = threading.Event()
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    def handle(signum, frame):  # noqa: ARG001
+        stop.set()
+
+    signal.signal(signal.SIGTERM, handle)
+    signal.signal(signal.SIGINT, handle)
+    return stop
