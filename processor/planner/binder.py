@@ -3,22 +3,20 @@ subqueries, joins, lookup joins and window table functions."""
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from sqlglot import exp
 
 from deltaflow.formats.errors import SqlError
 from deltaflow.formats.types import timestamp
 from deltaflow.processor.exprs.functions import infer_call
-from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, input_refs
+from deltaflow.processor.exprs.nodes import Call, Expr, InputRef
 from deltaflow.processor.plan import Field, WindowSpec
 from deltaflow.processor.planner import logical as L
-from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind, function_name
+from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
 from deltaflow.processor.planner.catalog import Catalog, Table
+from deltaflow.processor.planner.scan import ScanCache, bind_scan
 from deltaflow.processor.sql.errors import position
-
-_HINT = re.compile(r"'([^']*)'\s*=\s*'([^']*)'")
 
 
 @dataclass
@@ -50,7 +48,7 @@ class FromBinder:
         self.catalog = catalog
         self.queries = query_binder
         self.functions = query_binder.functions
-        self.scans: dict[tuple[str, tuple[tuple[str, str], ...]], L.Scan] = {}  # shared by INSERTs
+        self.scans: ScanCache = {}  # one scan per table in a job, shared by its INSERTs
 
     def from_clause(self, select: exp.Select) -> Rel:
         from_ = select.args.get("from_") or select.args.get("from")
@@ -84,41 +82,8 @@ class FromBinder:
         raise SqlError(f"deltaflow does not support {node.sql()!r} in FROM", *position(node))
 
     def scan(self, table: Table, node: exp.Table) -> Rel:
-        table = _with_hints(table, node)
-        stored = [c for c in table.columns if c.expr is None]
-        ordered = [*table.physical, *table.metadata]
-        wm = table.watermark[0] if table.watermark else None
-        pk = tuple(i for i, c in enumerate(ordered) if c.name in table.primary_key)
-        fields = [Field(c.name, c.type) for c in ordered]  # type: ignore[arg-type]
-        share_key = (table.name, tuple(sorted(table.options.items())))
-        scan = self.scans.get(share_key) or L.Scan(
-            [], fields, table=table, primary_key=pk if len(pk) == len(table.primary_key) else ()
-        )
-        cols = [
-            ScopeColumn(None, c.name, c.type, "ROWTIME" if c.name == wm else None) for c in ordered
-        ]  # type: ignore[arg-type]
-        self.scans[share_key] = scan
-        if len(stored) == len(table.columns) and stored == ordered:
-            return Rel(scan, cols)
-        return self._computed(table, scan, cols, wm)
-
-    def _computed(self, table: Table, scan: L.Scan, cols: list[ScopeColumn], wm: str | None) -> Rel:
-        scope = Scope(cols, self.functions)
-        names = [c.name for c in cols]
-        projection: list[Expr] = []
-        out: list[ScopeColumn] = []
-        for column in table.columns:
-            expr = (
-                bind(column.expr, scope)
-                if column.expr is not None
-                else InputRef(column.type, names.index(column.name))
-            )  # type: ignore[arg-type]
-            attr = "ROWTIME" if column.name == wm else None
-            if isinstance(expr, Call) and expr.op == "PROCTIME":
-                attr = "PROCTIME"
-            projection.append(expr)
-            out.append(ScopeColumn(None, column.name, expr.type, attr))
-        return Rel(L.Calc([scan], fields_of(out), projection=projection), out)
+        scan, cols = bind_scan(table, node, self.functions, self.scans)
+        return Rel(scan, list(cols))
 
     def window_tvf(self, call: exp.Anonymous, node: exp.Expr) -> Rel:
         inner = (
@@ -241,22 +206,3 @@ def _window_spec(kind: str, time_col: int, sizes: list[int]) -> WindowSpec:
     if kind == "HOP":
         return WindowSpec(kind, time_col, sizes[1], slide_ms=sizes[0])
     return WindowSpec(kind, time_col, sizes[1], step_ms=sizes[0])
-
-
-def _with_hints(table: Table, node: exp.Table) -> Table:
-    extra = {}
-    for comment in node.comments or []:
-        if comment.strip().upper().startswith("OPTIONS"):
-            extra.update(dict(_HINT.findall(comment)))
-    return replace(table, options={**table.options, **extra}) if extra else table
-
-
-__all__ = [
-    "FromBinder",
-    "Rel",
-    "and_all",
-    "conjuncts_of",
-    "fields_of",
-    "function_name",
-    "input_refs",
-]

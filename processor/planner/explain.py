@@ -3,6 +3,8 @@ by ``+-`` / ``:-``. Rendered from the final logical tree (after rules and traits
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, Literal, UdfCall
 from deltaflow.processor.plan import AggCall
 from deltaflow.processor.planner import logical as L
@@ -32,7 +34,7 @@ def _render(node: L.LNode, first: str, rest: str, lines: list[str]) -> None:
     text = (
         text[:-1] + f", changelogMode=[{mode}])"
         if text.endswith(")")
-        else text + f"(changelogMode=[{mode}])"
+        else f"{text}(changelogMode=[{mode}])"
     )
     lines.append(first + text)
     for i, child in enumerate(node.inputs):
@@ -40,92 +42,140 @@ def _render(node: L.LNode, first: str, rest: str, lines: list[str]) -> None:
         _render(child, rest + ("+- " if last else ":- "), rest + ("   " if last else ":  "), lines)
 
 
-def describe(node: L.LNode) -> str:  # noqa: C901 - one spelling per node class
-    names = [f.name for f in node.inputs[0].fields] if node.inputs else []
-    out = [f.name for f in node.fields]
-    if isinstance(node, L.Sink):
-        extra = ", upsertMaterialize=[true]" if node.upsert_materialize else ""
-        extra += (
-            f", conflictStrategy=[{node.on_conflict}]"
-            if node.on_conflict and node.upsert_materialize
-            else ""
-        )
-        return f"Sink(table=[{node.table.qualified}], fields=[{', '.join(out)}]{extra})"
-    if isinstance(node, L.Scan):
-        return f"TableSourceScan(table=[[default_catalog, default_database, {node.table.name}]], fields=[{', '.join(out)}])"
-    if isinstance(node, L.Calc):
-        select = ", ".join(
-            _named(render(e, names), n) for e, n in zip(node.projection, out, strict=True)
-        )
-        where = f", where=[{render(node.condition, names)}]" if node.condition is not None else ""
-        return f"Calc(select=[{select}]{where})"
-    if isinstance(node, L.Aggregate):
-        retract = node.inputs[0].mode != L.INSERT_ONLY
-        return f"GroupAggregate({_group(node.group_keys, out)}select=[{_agg_select(node.group_keys, node.aggs, names, retract)}])"
-    if isinstance(node, L.WindowAggregate):
-        w = node.window
-        window = f"{w.kind}(time_col=[{names[w.time_column]}], size=[{_duration(w.size_ms)}])"
-        return f"WindowAggregate({_group(node.group_keys, out)}window=[{window}], select=[{_agg_select(node.group_keys, node.aggs, names, False)}])"
-    if isinstance(node, L.Join):
-        all_names = [f.name for c in node.inputs for f in c.fields]
-        cond = " AND ".join(
-            [
-                f"=({all_names[a]}, {all_names[b + len(node.inputs[0].fields)]})"
-                for a, b in zip(node.left_keys, node.right_keys, strict=True)
-            ]
-        )
-        if node.condition is not None:
-            cond = (
-                f"AND({cond}, {render(node.condition, all_names)})"
-                if cond
-                else render(node.condition, all_names)
-            )
-        return (
-            f"Join(joinType=[{_JOIN[node.join_type]}], where=[{cond}], select=[{', '.join(out)}], "
-            f"leftInputSpec=[{node.input_spec(0)}], rightInputSpec=[{node.input_spec(1)}])"
-        )
-    if isinstance(node, L.Rank):
-        order = ", ".join(
-            ("ROWTIME " if node.rowtime_order else "") + f"{names[c]} {'ASC' if asc else 'DESC'}"
-            for c, asc, _ in node.order_keys
-        )
-        end = node.rank_end if node.rank_end is not None else "unbounded"
-        return (
-            f"Rank(strategy=[{node.strategy()}], rankType=[ROW_NUMBER], rankRange=[rankStart={node.rank_start}, rankEnd={end}], "
-            f"partitionBy=[{', '.join(names[c] for c in node.partition_keys)}], orderBy=[{order}], select=[{', '.join(out)}])"
-        )
-    if isinstance(node, L.Deduplicate):
-        keep = "LastRow" if node.keep_last_row else "FirstRow"
-        return f"Deduplicate(keep=[{keep}], key=[{', '.join(names[c] for c in node.keys_)}], order=[PROCTIME])"
-    if isinstance(node, L.Union):
-        return f"Union(all=[true], union=[{', '.join(out)}])"
-    if isinstance(node, L.ChangelogNormalize):
-        return f"ChangelogNormalize(key=[{', '.join(names[c] for c in node.key)}])"
-    if isinstance(node, L.DropUpdateBefore):
-        return "DropUpdateBefore"
-    if isinstance(node, L.LookupJoin):
-        tcols = [c.name for c in node.table.physical]
-        lookup = ", ".join(
-            f"{tcols[b]}={names[a]}" for a, b in zip(node.probe_keys, node.lookup_keys, strict=True)
-        )
-        return (
-            f"LookupJoin(table=[default_catalog.default_database.{node.table.name}], joinType=[{_JOIN[node.join_type]}], "
-            f"lookup=[{lookup}], select=[{', '.join(out)}])"
-        )
-    return type(node).__name__
+def describe(node: L.LNode) -> str:
+    """The node as Flink names it, without its changelog mode (used in error messages too)."""
+    return _DESCRIBE[type(node)](node)
 
 
-def _group(keys: tuple[int, ...], out: list[str]) -> str:
-    return f"groupBy=[{', '.join(out[i] for i in range(len(keys)))}], " if keys else ""
+def _in(node: L.LNode) -> list[str]:
+    return [f.name for f in node.inputs[0].fields] if node.inputs else []
 
 
-def _agg_select(keys: tuple[int, ...], aggs: list[AggCall], names: list[str], retract: bool) -> str:
-    parts = [names[k] for k in keys]
-    for a in aggs:
-        fn = a.function + ("_RETRACT" if retract else "")
-        args = ", ".join(names[i] for i in a.args) or "*"
-        parts.append(f"{fn}({'DISTINCT ' if a.distinct else ''}{args}) AS {a.name}")
+def _out(node: L.LNode) -> str:
+    return ", ".join(f.name for f in node.fields)
+
+
+def _sink(node: L.Sink) -> str:
+    extra = ", upsertMaterialize=[true]" if node.upsert_materialize else ""
+    if node.on_conflict and node.upsert_materialize:
+        extra += f", conflictStrategy=[{node.on_conflict}]"
+    return f"Sink(table=[{node.table.qualified}], fields=[{_out(node)}]{extra})"
+
+
+def _scan(node: L.Scan) -> str:
+    return f"TableSourceScan(table=[[default_catalog, default_database, {node.table.name}]], fields=[{_out(node)}])"
+
+
+def _calc(node: L.Calc) -> str:
+    names = _in(node)
+    select = ", ".join(
+        _named(render(e, names), f.name) for e, f in zip(node.projection, node.fields, strict=True)
+    )
+    where = f", where=[{render(node.condition, names)}]" if node.condition is not None else ""
+    return f"Calc(select=[{select}]{where})"
+
+
+def _aggregate(node: L.Aggregate) -> str:
+    retract = node.inputs[0].mode != L.INSERT_ONLY
+    return f"GroupAggregate({_group(node)}select=[{_agg_select(node, retract)}])"
+
+
+def _window_aggregate(node: L.WindowAggregate) -> str:
+    w, names = node.window, _in(node)
+    sizes = {
+        "TUMBLE": f"size=[{_duration(w.size_ms)}]",
+        "HOP": f"size=[{_duration(w.size_ms)}], slide=[{_duration(w.slide_ms or 0)}]",
+        "CUMULATE": f"max_size=[{_duration(w.size_ms)}], step=[{_duration(w.step_ms or 0)}]",
+    }[w.kind]
+    if w.offset_ms:
+        sizes += f", offset=[{_duration(w.offset_ms)}]"
+    window = f"{w.kind}(time_col=[{names[w.time_column]}], {sizes})"
+    times = "start('w$) AS window_start, end('w$) AS window_end, rowtime('w$) AS window_time"
+    return f"WindowAggregate({_group(node)}window=[{window}], select=[{_agg_select(node, False)}, {times}])"
+
+
+def _join(node: L.Join) -> str:
+    names = [f.name for c in node.inputs for f in c.fields]
+    width = len(node.inputs[0].fields)
+    equal = [
+        f"=({names[a]}, {names[b + width]})"
+        for a, b in zip(node.left_keys, node.right_keys, strict=True)
+    ]
+    if node.condition is not None:
+        equal.append(render(node.condition, names))
+    cond = equal[0] if len(equal) == 1 else f"AND({', '.join(equal)})" if equal else "true"
+    return (
+        f"Join(joinType=[{_JOIN[node.join_type]}], where=[{cond}], select=[{_out(node)}], "
+        f"leftInputSpec=[{node.input_spec(0)}], rightInputSpec=[{node.input_spec(1)}])"
+    )
+
+
+def _rank(node: L.Rank) -> str:
+    names = _in(node)
+    time = "ROWTIME " if node.rowtime_order else ""
+    order = ", ".join(
+        f"{time}{names[c]} {'ASC' if asc else 'DESC'}" for c, asc, _ in node.order_keys
+    )
+    partition = ", ".join(names[c] for c in node.partition_keys)
+    return (
+        f"Rank(strategy=[{node.strategy()}], rankType=[ROW_NUMBER], rankRange=[rankStart={node.rank_start}, "
+        f"rankEnd={node.rank_end}], partitionBy=[{partition}], orderBy=[{order}], select=[{_out(node)}])"
+    )
+
+
+def _deduplicate(node: L.Deduplicate) -> str:
+    keep = "LastRow" if node.keep_last_row else "FirstRow"
+    return f"Deduplicate(keep=[{keep}], key=[{', '.join(_in(node)[c] for c in node.keys_)}], order=[PROCTIME])"
+
+
+def _lookup_join(node: L.LookupJoin) -> str:
+    names, table_cols = _in(node), [c.name for c in node.table.physical]
+    lookup = ", ".join(
+        f"{table_cols[b]}={names[a]}"
+        for a, b in zip(node.probe_keys, node.lookup_keys, strict=True)
+    )
+    return (
+        f"LookupJoin(table=[{node.table.qualified}], joinType=[{_JOIN[node.join_type]}], "
+        f"lookup=[{lookup}], select=[{_out(node)}])"
+    )
+
+
+_DESCRIBE: dict[type, Callable] = {
+    L.Sink: _sink,
+    L.Scan: _scan,
+    L.Calc: _calc,
+    L.Aggregate: _aggregate,
+    L.WindowAggregate: _window_aggregate,
+    L.Join: _join,
+    L.Rank: _rank,
+    L.Deduplicate: _deduplicate,
+    L.LookupJoin: _lookup_join,
+    L.Union: lambda n: f"Union(all=[true], union=[{_out(n)}])",
+    L.ChangelogNormalize: lambda n: (
+        f"ChangelogNormalize(key=[{', '.join(_in(n)[c] for c in n.key)}])"
+    ),
+    L.DropUpdateBefore: lambda n: "DropUpdateBefore",
+}
+
+
+def _group(node: L.Aggregate | L.WindowAggregate) -> str:
+    names = _in(node)
+    return f"groupBy=[{', '.join(names[i] for i in node.group_keys)}], " if node.group_keys else ""
+
+
+def _agg_select(node: L.Aggregate | L.WindowAggregate, retract: bool) -> str:
+    names = _in(node)
+    parts = [names[k] for k in node.group_keys]
+    parts += [_agg_call(a, names, retract) for a in node.aggs]
     return ", ".join(parts)
+
+
+def _agg_call(agg: AggCall, names: list[str], retract: bool) -> str:
+    fn = agg.function + (
+        "_RETRACT" if retract and agg.function not in ("FIRST_VALUE", "LAST_VALUE") else ""
+    )
+    args = ", ".join(names[i] for i in agg.args) or "*"
+    return f"{fn}({'DISTINCT ' if agg.distinct else ''}{args}) AS {agg.name}"
 
 
 def _duration(ms: int) -> str:
@@ -140,22 +190,18 @@ def _named(text: str, name: str) -> str:
 
 
 def render(expr: Expr | None, names: list[str]) -> str:
+    """An expression in Flink's digest style: ``>(amount, 10)``, ``CAST(id AS STRING)``."""
     if expr is None:
         return ""
     if isinstance(expr, InputRef):
         return names[expr.index] if expr.index < len(names) else f"${expr.index}"
     if isinstance(expr, Literal):
-        return (
-            "null"
-            if expr.value is None
-            else repr(expr.value)
-            if isinstance(expr.value, str)
-            else str(expr.value)
-        )
-    if isinstance(expr, Call):
-        if expr.op in ("CAST", "TRY_CAST"):
-            return f"{expr.op}({render(expr.operands[0], names)} AS {expr.type.sql()})"
-        return f"{expr.op}({', '.join(render(o, names) for o in expr.operands)})"
-    if isinstance(expr, UdfCall):
-        return f"{expr.name}({', '.join(render(o, names) for o in expr.operands)})"
-    return "?"
+        if expr.value is None:
+            return "null"
+        return repr(expr.value) if isinstance(expr.value, str) else str(expr.value)
+    if isinstance(expr, Call) and expr.op in ("CAST", "TRY_CAST"):
+        return f"{expr.op}({render(expr.operands[0], names)} AS {expr.type.sql()})"
+    if isinstance(expr, Call | UdfCall):
+        name = expr.op if isinstance(expr, Call) else expr.name
+        return f"{name}({', '.join(render(o, names) for o in expr.operands)})"
+    return type(expr).__name__

@@ -48,6 +48,7 @@ class LNode:
 class Scan(LNode):
     table: Table = None  # type: ignore[assignment]
     primary_key: Key = ()
+    watermark_expr: Expr | None = None  # over the scan's output row
 
     def produces(self, inputs: list[Mode]) -> Mode:
         if self.table.connector == "upsert-kafka":

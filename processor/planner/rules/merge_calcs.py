@@ -19,8 +19,8 @@ def merge_calcs(node: L.LNode, settings: dict[str, str]) -> L.LNode:
         return node
     lower = node.inputs[0]
     assert isinstance(lower, L.Calc)
-    projection = [_substitute(e, lower.projection) for e in node.projection]
-    cond = node.condition and _substitute(node.condition, lower.projection)
+    projection = [substitute(e, lower.projection) for e in node.projection]
+    cond = node.condition and substitute(node.condition, lower.projection)
     if lower.condition is not None and cond is not None:
         cond = infer_call("AND", [lower.condition, cond])
     elif lower.condition is not None:
@@ -28,9 +28,10 @@ def merge_calcs(node: L.LNode, settings: dict[str, str]) -> L.LNode:
     return L.Calc(lower.inputs, node.fields, projection=projection, condition=cond)
 
 
-def _substitute(expr: Expr, below: list[Expr]) -> Expr:
+def substitute(expr: Expr, below: list[Expr]) -> Expr:
+    """``expr`` over a Calc's output rewritten over that Calc's input."""
     if isinstance(expr, InputRef):
         return below[expr.index]
     if isinstance(expr, Call | UdfCall):
-        return replace(expr, operands=tuple(_substitute(o, below) for o in expr.operands))
+        return replace(expr, operands=tuple(substitute(o, below) for o in expr.operands))
     return expr
