@@ -290,42 +290,54 @@ class Aggregates:
     def __init__(self, calls: tuple[AggCall, ...], input_types: list[DataType]) -> None:
         self.calls = calls
         self.fns = []
-        self.specs = []  # (slot, getter, fn, filter column)
-        for slot, call in enumerate(calls, start=1):
+        for call in calls:
             arg_type = input_types[call.args[0]] if call.args else None
             fn = make_function(call, arg_type)
             if call.distinct and call.args:
                 fn = Distinct(fn)
             self.fns.append(fn)
-            self.specs.append((slot, _arg_getter(call.args), fn, call.filter_arg))
         self.value_fns = [(slot, fn.value) for slot, fn in enumerate(self.fns, start=1)]
+        self.accumulate = self._compile(retract=False)
+        self.retract = self._compile(retract=True)
 
     def init(self) -> list:
         return [0] + [fn.init() for fn in self.fns]
 
-    def accumulate(self, acc: list, row: tuple) -> None:
-        acc[0] += 1
-        for slot, get, fn, flt in self.specs:
-            if flt is not None and row[flt] is not True:
-                continue
-            if get is None:
-                acc[slot] = fn.add(acc[slot], None)
-                continue
-            v = get(row)
-            if v is not None:
-                acc[slot] = fn.add(acc[slot], v)
+    def _compile(self, retract: bool) -> Callable[[list, tuple], None]:
+        """One generated function folding a row into (or out of) a group's accumulator.
 
-    def retract(self, acc: list, row: tuple) -> None:
-        acc[0] -= 1
-        for slot, get, fn, flt in self.specs:
-            if flt is not None and row[flt] is not True:
+        COUNT and SUM/SUM0/AVG over one column are written inline; every other
+        function is called through its object. Built once per operator.
+        """
+        sign = "-" if retract else "+"
+        method = "retract" if retract else "add"
+        lines = ["def fold(acc, row):", f"    acc[0] {sign}= 1"]
+        for slot, call, fn in zip(range(1, len(self.fns) + 1), self.calls, self.fns, strict=True):
+            pad = "    "
+            if call.filter_arg is not None:
+                lines.append(f"    if row[{call.filter_arg}] is True:")
+                pad = "        "
+            single = len(call.args) == 1
+            if type(fn) is Count and not call.args:
+                lines.append(f"{pad}acc[{slot}] {sign}= 1")
                 continue
-            if get is None:
-                acc[slot] = fn.retract(acc[slot], None)
+            if not call.args:
+                lines.append(f"{pad}acc[{slot}] = fns[{slot - 1}].{method}(acc[{slot}], None)")
                 continue
-            v = get(row)
-            if v is not None:
-                acc[slot] = fn.retract(acc[slot], v)
+            get = f"row[{call.args[0]}]" if single else f"getters[{slot - 1}](row)"
+            lines.append(f"{pad}v = {get}")
+            lines.append(f"{pad}if v is not None:")
+            if type(fn) is Count:
+                lines.append(f"{pad}    acc[{slot}] {sign}= 1")
+            elif type(fn) in (Sum, Avg):
+                lines.append(f"{pad}    a = acc[{slot}]")
+                lines.append(f"{pad}    a[0] {sign}= v")
+                lines.append(f"{pad}    a[1] {sign}= 1")
+            else:
+                lines.append(f"{pad}    acc[{slot}] = fns[{slot - 1}].{method}(acc[{slot}], v)")
+        scope = {"fns": self.fns, "getters": [_arg_getter(c.args) for c in self.calls]}
+        exec(compile("\n".join(lines) + "\n", "<aggregates>", "exec"), scope)  # noqa: S102
+        return scope["fold"]  # type: ignore[return-value]
 
     def values(self, acc: list) -> tuple:
         return tuple([value(acc[slot]) for slot, value in self.value_fns])

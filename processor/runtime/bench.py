@@ -102,12 +102,13 @@ def bench_join(path: Path, data: Batch) -> float:
         return _drive(lambda b, i: op.process(b, (i // 1000) % 2), data, backend)
 
 
-def main() -> int:
+def main(runs: int = 3) -> int:
+    """Best of ``runs`` (each into a fresh state directory): the machine may be shared."""
     data = changes(100_000, 1_000)
+    join_data = changes(100_000, 10_000)
     with tempfile.TemporaryDirectory() as tmp:
-        agg = bench_group_agg(Path(tmp) / "agg", data)
-        join_data = changes(100_000, 10_000)
-        join = bench_join(Path(tmp) / "join", join_data)
+        agg = max(bench_group_agg(Path(tmp) / f"agg{i}", data) for i in range(runs))
+        join = max(bench_join(Path(tmp) / f"join{i}", join_data) for i in range(runs))
     print(f"GroupAggregate COUNT(*), SUM over 100k changes, 1k keys: {agg:,.0f} changes/s")
     print(f"inner join over 100k changes, 10k keys:                {join:,.0f} changes/s")
     return 0

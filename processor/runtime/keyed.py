@@ -16,7 +16,8 @@ key, when the input has one) and is emitted as ``+I`` (list was empty) or ``+U``
 ``-D`` when the list becomes empty, ``+U`` of the new last row when the removed
 row was the last, and nothing otherwise.
 
-With mini-batch, ChangelogNormalize keeps only each key's last change of a batch.
+With mini-batch, ChangelogNormalize and keep-last Deduplicate on processing time
+keep only each key's last change of a batch, as Flink's bundle functions do.
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ def _store(table, values: dict[tuple, object]) -> None:
             table.delete(key)
         else:
             table.put(key, value)
+
+
+def _last_positions(keys: list[tuple]) -> list[int]:
+    """Positions of each key's last change in a batch, in batch order."""
+    return sorted({key: i for i, key in enumerate(keys)}.values())
 
 
 def _last_row(out: Batch, kind: int, row: tuple, prev: tuple | None, ub: bool) -> tuple | None:
@@ -74,11 +80,7 @@ class ChangelogNormalizeOperator(Operator):
         keys = [self.key_of(r) for r in rows]
         last = _load(self.state, keys)
         out = Batch()
-        if self.mini_batch:
-            final = {key: i for i, key in enumerate(keys)}
-            positions = sorted(final.values())
-        else:
-            positions = range(len(keys))
+        positions = _last_positions(keys) if self.mini_batch else range(len(keys))
         for i in positions:
             key = keys[i]
             last[key] = _last_row(out, kinds[i], rows[i], last[key], self.ub)  # type: ignore[arg-type]
@@ -95,6 +97,8 @@ class DeduplicateOperator(Operator):
         self.ub = 1 in node.changelog_mode
         self.keep_last = node.keep_last_row
         self.rowtime = node.order_column if node.is_rowtime else None
+        # Flink's mini-batch keep-last on processing time only sees each key's last row
+        self.last_per_key = ctx.mini_batch and self.keep_last and self.rowtime is None
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
@@ -102,7 +106,9 @@ class DeduplicateOperator(Operator):
         keys = [self.key_of(r) for r in batch.rows]
         last = _load(self.state, keys)
         out = Batch()
-        for kind, row, key in zip(batch.kinds, batch.rows, keys, strict=True):
+        positions = _last_positions(keys) if self.last_per_key else range(len(keys))
+        for i in positions:
+            kind, row, key = batch.kinds[i], batch.rows[i], keys[i]
             prev = last[key]
             if self.rowtime is None and self.keep_last:
                 last[key] = _last_row(out, kind, row, prev, self.ub)  # type: ignore[arg-type]

@@ -146,3 +146,9 @@ def test_sink_upsert_materializer_matches_by_the_input_upsert_key(backend, ctx):
     op = SinkUpsertMaterializerOperator(node, backend, ctx)
     # same upsert key 'a': the second addition replaces the first, one retraction empties the list
     assert run(op, "+I[1, a]\n+U[1, a]\n-D[1, a]") == ["+I[1, a]", "+U[1, a]", "-D[1, a]"]
+
+
+def test_deduplicate_keep_last_mini_batch_sees_each_keys_last_row(backend):
+    op = DeduplicateOperator(dedup(True), backend, RuntimeContext(mini_batch=True))
+    assert run(op, "+I[1, a]\n+I[2, x]\n+I[1, b]") == ["+I[2, x]", "+I[1, b]"]
+    assert run(op, "+I[1, c]\n+I[1, d]") == ["-U[1, b]", "+U[1, d]"]
