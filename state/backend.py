@@ -238,13 +238,21 @@ class StateBackend:
         return list(self.read_txn().cursor().iternext(values=False))
 
     def stats(self) -> list[tuple[str, int, int]]:
-        """(table, committed entries, bytes of its pages) for every table."""
+        """(table, committed entries, bytes of its pages) for every table.
+
+        Safe from another thread (a metrics server): it reads in a short transaction
+        of its own and leaves the job's read transaction and handle cache alone.
+        """
+        self._check_process()
         out = []
-        for name in self.table_names():
-            handle = self.db(name.encode(), create=False)  # may renew the read transaction
-            stat = self.read_txn().stat(handle)
-            pages = stat["branch_pages"] + stat["leaf_pages"] + stat["overflow_pages"]
-            out.append((name, stat["entries"], pages * stat["psize"]))
+        with self._env.begin() as txn:
+            for name in txn.cursor().iternext(values=False):
+                if name.startswith(b"__"):
+                    continue
+                handle = self._dbs.get(name) or self._env.open_db(name, txn=txn, create=False)
+                stat = txn.stat(handle)
+                pages = stat["branch_pages"] + stat["leaf_pages"] + stat["overflow_pages"]
+                out.append((name.decode(), stat["entries"], pages * stat["psize"]))
         return out
 
     def close(self) -> None:

@@ -220,3 +220,34 @@ def test_key_over_lmdb_limit_is_a_state_error_and_commits_nothing(backend) -> No
     backend.discard()
     assert table.items() == []
     assert backend.meta("epoch") is None
+
+
+def test_stats_from_another_thread_while_the_job_commits(backend) -> None:
+    import threading
+
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def poll() -> None:
+        try:
+            while not done.is_set():
+                for name, entries, size in backend.stats():
+                    assert entries >= 0 and size >= 0 and name
+        except BaseException as err:  # reported to the test thread below
+            errors.append(err)
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    try:
+        for epoch in range(30):
+            table = backend.table(f"t{epoch % 5}")
+            for i in range(200):
+                table.put((epoch, i), i)
+            assert table.get((epoch, 0)) == 0
+            backend.commit({"epoch": epoch})
+            assert len(table.items()) == 200 * (epoch // 5 + 1)
+    finally:
+        done.set()
+        poller.join()
+    assert errors == []
+    assert sorted(name for name, _, _ in backend.stats()) == [f"t{i}" for i in range(5)]
