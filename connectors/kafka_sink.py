@@ -115,10 +115,15 @@ class RecordWriter:
             )
 
     def close(self) -> None:
+        """Gives queued records a last chance (briefly under 'none'), then drops the producer."""
+        if self.producer is None:
+            return
         try:
-            self.producer.flush(10)
+            if self.producer.flush(10 if self.guarantee == "at-least-once" else 1):
+                self.producer.purge()
         except KafkaException:
             pass
+        self.producer = None  # type: ignore[assignment]
 
 
 class KafkaSink:

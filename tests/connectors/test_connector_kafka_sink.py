@@ -85,6 +85,7 @@ def test_flush_to_unreachable_broker_raises_connector_error(new_topic):
     sink.write(Batch([INS], [("x",)]))
     with pytest.raises(ConnectorError, match="table 'out'"):
         sink.flush(5)
+    sink.close()
 
 
 BAD = [(None, {"id": 1, "name": "a"}), (b"k2", b"{not json"), (None, {"id": 3, "name": "c"})]
@@ -212,6 +213,7 @@ def test_delivery_guarantee_none_does_not_wait_in_flush(new_topic):
     sink = create_sink(table, bootstrap="127.0.0.1:1")
     sink.write(Batch([INS], [("x",)]))
     sink.flush(5)  # nothing acknowledged, and no error: 'none' promises nothing
+    sink.close()
 
 
 def test_sink_writes_timestamp_and_headers_metadata(broker, new_topic):
