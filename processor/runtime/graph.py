@@ -7,7 +7,8 @@ sink is returned per sink ``node_id``.
 
 Watermarks: a scan with a ``WATERMARK`` clause evaluates the watermark expression
 on each row of a batch and, after the batch, advances its watermark to the
-batch's maximum (never backwards). A node's watermark is the minimum of its
+batch's maximum (never backwards; with several source partitions, to the minimum
+over the partitions of each one's maximum). A node's watermark is the minimum of its
 inputs'. Each node handles its pending data first, then the new watermark, so
 rows fired by one window operator reach the next before the watermark does, as in
 Flink. ``finish`` raises every watermark to the maximum, which fires every open
@@ -109,6 +110,7 @@ class Graph:
         self.sink_ids = [s.node_id for s in plan.sinks]
         self.watermarks = dict.fromkeys(self.order, MIN_WATERMARK)
         self.source_watermarks: dict[int, int] = {}
+        self.partition_watermarks: dict[int, dict[int, int]] = {}
         self.watermark_fns = {}
         for n in nodes:
             if isinstance(n, p.TableSourceScan):
@@ -121,8 +123,12 @@ class Graph:
 
         return compile_scalar(expr, self.ctx.eval_context())
 
-    def push(self, scan_node_id: int, batch: Batch) -> dict[int, Batch]:
-        """Runs one batch of a source scan through the graph; returns each sink's changes."""
+    def push(self, scan_node_id: int, batch: Batch, partition: int = 0) -> dict[int, Batch]:
+        """Runs one batch of a source scan through the graph; returns each sink's changes.
+
+        With several source partitions, the scan's watermark is the minimum of the
+        partitions' watermarks (each the maximum its batches gave), as in Flink.
+        """
         if scan_node_id not in self.source_watermarks:
             raise PlanError(f"node {scan_node_id} is not a source scan of this job")
         fn = self.watermark_fns.get(scan_node_id)
@@ -130,7 +136,10 @@ class Graph:
         if fn is not None and batch:
             stamps = [v for v in map(fn, batch.rows) if v is not None]
             if stamps:
-                moved = self._raise(scan_node_id, max(epoch_ms(v) for v in stamps))
+                parts = self.partition_watermarks.setdefault(scan_node_id, {})
+                mark = max(epoch_ms(v) for v in stamps)
+                parts[partition] = max(mark, parts.get(partition, MIN_WATERMARK))
+                moved = self._raise(scan_node_id, min(parts.values()))
         return self._run({scan_node_id: [(0, batch)]}, watermarks=moved)
 
     def lookup_tables(self) -> dict[str, p.LookupJoin]:

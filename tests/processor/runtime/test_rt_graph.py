@@ -321,3 +321,31 @@ def test_join_condition_filters_pairs(backend):
     graph.push(2, parse_changelog("+I[k, 5]", T))
     out = graph.push(1, parse_changelog("+I[k, 1]\n+I[k, 9]", T))
     assert show(out[4], T + T) == ["+I[k, 1, k, 5]", "+I[k, 9, null, null]"]
+
+
+def test_scan_watermark_is_the_minimum_over_source_partitions(backend):
+    from deltaflow.processor.exprs.nodes import InputRef
+    from deltaflow.processor.plan import TableSourceScan, Watermark
+
+    plan, t, out = window_plan()
+    win = plan.sinks[0].inputs[0]
+    old = win.inputs[0]
+    src = TableSourceScan(
+        node_id=1,
+        fields=old.fields,
+        changelog_mode=INSERT_ONLY,
+        table="t1",
+        options={},
+        physical=old.fields,
+        watermark=Watermark(rowtime=1, expr=InputRef(t[1], 1)),
+    )
+    import dataclasses
+
+    graph = Graph(JobPlan(sinks=(sink(4, dataclasses.replace(win, inputs=(src,))),)), backend)
+    assert graph.push(1, parse_changelog("+I[a, 2024-01-01T00:00:10]", t), partition=0) == {}
+    # partition 1 runs ahead, partition 0 still holds the watermark at 00:00:10
+    assert graph.push(1, parse_changelog("+I[b, 2024-01-01T00:05:00]", t), partition=1) == {}
+    fired = graph.push(1, parse_changelog("+I[c, 2024-01-01T00:02:00]", t), partition=0)
+    assert show(fired[4], out) == [
+        "+I[a, 1, 2024-01-01T00:00, 2024-01-01T00:01, 2024-01-01T00:00:59.999]"
+    ]
