@@ -27,6 +27,8 @@ Each element is a tag byte followed by a body:
 | time             | 0x31        | microseconds of the day, 8 bytes                   |
 | datetime, naive  | 0x32        | microseconds since 0001-01-01, 8 bytes             |
 | datetime, aware  | 0x33        | the same, of the UTC instant                       |
+| tuple (ROW)      | 0x05        | each element encoded, ended by 0x00                |
+| list (ARRAY)     | 0x06        | the same                                           |
 
 LMDB cannot store an empty key, so tables store ``()`` as ``EMPTY`` (one 0x00 byte,
 which starts no element and sorts first); ``decode_key`` reads it back as ``()``.
@@ -50,6 +52,7 @@ INT_ZERO, INT_BIG_NEG, INT_BIG_POS = 0x14, 0x0B, 0x1D
 FLOAT, DEC_NEG, DEC_ZERO, DEC_POS = 0x21, 0x22, 0x23, 0x24
 FALSE, TRUE = 0x26, 0x27
 DATE, TIME, DATETIME, DATETIME_TZ = 0x30, 0x31, 0x32, 0x33
+TUPLE, LIST = 0x05, 0x06
 
 _U64 = struct.Struct(">Q")
 _U32 = struct.Struct(">I")
@@ -192,6 +195,17 @@ def _enc_datetime(out: bytearray, value: datetime) -> None:
         out += _U64.pack((value - _EPOCH_TZ) // _US)
 
 
+def _enc_nested(out: bytearray, value: tuple | list) -> None:
+    # No element starts with 0x00, so 0x00 ends the nested sequence unambiguously.
+    out.append(TUPLE if isinstance(value, tuple) else LIST)
+    for item in value:
+        encoder = _ENCODERS.get(type(item))
+        if encoder is None:
+            encoder = _encoder_for_subclass(item)
+        encoder(out, item)
+    out.append(0)
+
+
 _ENCODERS: dict[type, Callable[[bytearray, object], None]] = {
     type(None): _enc_none,
     bytes: _enc_bytes,
@@ -204,12 +218,14 @@ _ENCODERS: dict[type, Callable[[bytearray, object], None]] = {
     date: _enc_date,
     time: _enc_time,
     datetime: _enc_datetime,
+    tuple: _enc_nested,
+    list: _enc_nested,
 }
 
 
 def _encoder_for_subclass(value: object) -> Callable[[bytearray, object], None]:
     # bool before int and datetime before date: the subclass wins.
-    for kind in (bool, int, str, bytes, float, Decimal, datetime, date, time):
+    for kind in (bool, int, str, bytes, float, Decimal, datetime, date, time, tuple, list):
         if isinstance(value, kind):
             return _ENCODERS[kind]
     raise TypeError(f"a state key cannot hold a {type(value).__name__} value ({value!r})")
@@ -302,6 +318,15 @@ def _dec_datetime(data: bytes, pos: int) -> tuple[datetime, int]:
     return base + timedelta(microseconds=_U64.unpack_from(data, pos)[0]), pos + 8
 
 
+def _dec_nested(data: bytes, pos: int) -> tuple[tuple | list, int]:
+    is_tuple = data[pos - 1] == TUPLE
+    values = []
+    while data[pos] != 0:
+        value, pos = _DECODERS[data[pos]](data, pos + 1)
+        values.append(value)
+    return (tuple(values) if is_tuple else values), pos + 1
+
+
 def _dec_constant(value: object) -> Callable[[bytes, int], tuple[object, int]]:
     return lambda data, pos: (value, pos)
 
@@ -324,6 +349,8 @@ def _build_decoders() -> dict[int, Callable[[bytes, int], tuple[object, int]]]:
         TIME: _dec_time,
         DATETIME: _dec_datetime,
         DATETIME_TZ: _dec_datetime,
+        TUPLE: _dec_nested,
+        LIST: _dec_nested,
     }
     for length in range(1, 8):
         table[INT_ZERO - length] = _small_int_decoder(length, True)
