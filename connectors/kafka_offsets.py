@@ -63,11 +63,10 @@ def bounded_mode(opts: TableOptions) -> Mode:
 
 def _mode(opts: TableOptions, kind: str, prefix: str) -> Mode:
     if kind == "timestamp":
-        return Mode(
-            kind,
-            timestamp=opts.integer(f"{prefix}.timestamp-millis", minimum=0)
-            or _need(opts, f"{prefix}.timestamp-millis", kind),
-        )
+        millis = opts.integer(f"{prefix}.timestamp-millis", minimum=0)
+        if millis is None:
+            _need(opts, f"{prefix}.timestamp-millis", kind)
+        return Mode(kind, timestamp=millis)
     if kind == "specific-offsets":
         text = opts.get(f"{prefix}.specific-offsets") or _need(
             opts, f"{prefix}.specific-offsets", kind

@@ -205,7 +205,7 @@ class KafkaSource:
     def _build_rows(self, raw: RawBatch, headers: list | None) -> Batch:
         batch, origins = decode_with_origins(self.value_decoder, raw)
         keys = None
-        if self.key_decoder is not None and self.layout.key_spec is not None:
+        if self.layout.uses_key and self.key_decoder is not None and self.layout.key_spec:
             keys = key_rows(self.key_decoder, raw, len(self.layout.key_spec.physical))
         return assemble_rows(self.layout, batch, origins, keys, raw, headers)
 

@@ -46,6 +46,7 @@ class Layout:
     assemble: object = None  # (v, k, raw, o, headers) -> row; None means the value row as is
     key_columns: list[int] = field(default_factory=list)  # physical indexes of key.fields
     dead_letter_topic: str | None = None
+    uses_key: bool = False  # the row takes columns from the record key
 
     @property
     def needs_origin(self) -> bool:
@@ -196,6 +197,7 @@ def _compile(layout: Layout, spec: TableSpec, opts: TableOptions, value_idx, key
             valid = ", ".join(RECORD_METADATA + ("value.<format metadata>",))
             raise opts.error(f"unknown metadata key '{key}'; valid keys are: {valid}")
     identity = [f"v[{j}]" for j in range(len(exprs))]
+    layout.uses_key = any(e.startswith("k[") for e in exprs)
     if exprs == identity and not key_wins:
         return
     layout.assemble = eval(f"lambda v, k, raw, o, headers: ({', '.join(exprs)},)", {"_ts": _ts})  # noqa: S307

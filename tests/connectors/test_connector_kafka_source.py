@@ -284,3 +284,16 @@ def test_bad_discovery_interval_is_named():
                               "properties.bootstrap.servers": "127.0.0.1:1"})  # fmt: skip
     with pytest.raises(ConnectorError, match="scan.topic-partition-discovery.interval"):
         create_source(table)
+
+
+def test_startup_timestamp_zero_reads_everything(broker, new_topic):
+    topic = new_topic("ts0")
+    produce(broker, topic, _records(3))
+    table = raw_table(
+        topic, **{"scan.startup.mode": "timestamp", "scan.startup.timestamp-millis": "0"}
+    )
+    source = create_source(table, bootstrap=broker)
+    source.open()
+    assert values(read_all(source)) == ["r0", "r1", "r2"]
+    with pytest.raises(ConnectorError, match="'scan.startup.timestamp-millis' is required"):
+        create_source(raw_table(topic, **{"scan.startup.mode": "timestamp"}), bootstrap=broker)
