@@ -1,9 +1,10 @@
 """WindowAggregate: TUMBLE, HOP and CUMULATE over event time, fired by watermarks.
 
-As Flink's slicing window operator: a row falls in one slice (the window for
-TUMBLE, ``gcd(size, slide)`` for HOP, the step for CUMULATE); when that slice has
-already fired (``slice_end - 1 <= watermark``) the row is late and dropped.
-Otherwise it is folded into the accumulator of every window holding the slice.
+As Flink's slicing window operator: a row is folded into the accumulator of every
+window holding it that has not fired yet; a row whose windows have all fired
+(the last one ended at or before the watermark + 1 ms) is late and dropped. (For
+HOP and CUMULATE a row whose first windows fired still counts in the later ones,
+as Flink's "late, but maybe not need to drop" rule does.)
 A window fires once the watermark reaches ``window_end - 1``: it emits ``+I[keys,
 aggs, window_start, window_end, window_time]`` with ``window_time = window_end - 1
 ms`` and forgets its state.
@@ -19,7 +20,6 @@ key order and stops at the first window still open.
 from __future__ import annotations
 
 import datetime as dt
-from math import gcd
 from zoneinfo import ZoneInfo
 
 from deltaflow.formats.changelog import ADDS, INSERT, Batch
@@ -29,14 +29,11 @@ from deltaflow.processor.runtime.aggs import Aggregates
 from deltaflow.processor.runtime.base import Operator, epoch_ms, from_epoch_ms, key_getter
 
 
-def slice_size(spec: WindowSpec) -> int:
-    if spec.kind == "TUMBLE":
-        return spec.size_ms
-    if spec.kind == "HOP":
-        return gcd(spec.size_ms, spec.slide_ms or spec.size_ms)
-    if spec.kind == "CUMULATE":
-        return spec.step_ms or spec.size_ms
-    raise PlanError(f"window {spec.kind} is not supported; use TUMBLE, HOP or CUMULATE")
+def check_window(spec: WindowSpec) -> None:
+    if spec.kind not in ("TUMBLE", "HOP", "CUMULATE"):
+        raise PlanError(f"window {spec.kind} is not supported; use TUMBLE, HOP or CUMULATE")
+    if spec.size_ms <= 0 or (spec.slide_ms or 1) <= 0 or (spec.step_ms or 1) <= 0:
+        raise PlanError(f"window {spec.kind} needs positive size, slide and step intervals")
 
 
 def windows_of(spec: WindowSpec, ts: int) -> list[tuple[int, int]]:
@@ -75,7 +72,7 @@ class _Zone:
 class WindowAggOperator(Operator):
     def __init__(self, node: WindowAggregate, backend, ctx) -> None:
         self.spec = node.window
-        self.slice = slice_size(node.window)
+        check_window(node.window)
         input_types = node.inputs[0].types
         self.ltz = input_types[node.window.time_column].root == "TIMESTAMP_LTZ"
         self.zone = _Zone(ctx.time_zone, self.ltz)
@@ -97,13 +94,13 @@ class WindowAggOperator(Operator):
             if value is None:
                 continue  # Flink drops rows whose time attribute is NULL
             ts = self.zone.local(epoch_ms(value))
-            slice_end = ts - (ts - self.spec.offset_ms) % self.slice + self.slice
-            if self.zone.utc(slice_end) - 1 <= self.watermark:
-                self.late_rows += 1
-                continue
             key = self.key_of(row)
+            late = True
             for start, end in windows_of(self.spec, ts):
-                touched.setdefault((end, start) + key, []).append((kind, row))
+                if self.zone.utc(end) - 1 > self.watermark:  # still open
+                    touched.setdefault((end, start) + key, []).append((kind, row))
+                    late = False
+            self.late_rows += late
         self._fold(touched)
         return Batch()
 

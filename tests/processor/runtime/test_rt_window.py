@@ -98,3 +98,18 @@ def test_ltz_time_column_aligns_windows_in_the_session_time_zone(backend):
     op.process(parse_changelog("+I[a, 1, 2024-01-01T20:00:00Z]", t))  # 2024-01-02 04:00 in Shanghai
     fired = show(op.on_watermark(ms("2024-01-03T00:00:00")), out)
     assert fired == ["+I[a, 1, 1, 2024-01-02T00:00, 2024-01-03T00:00, 2024-01-02T15:59:59.999Z]"]
+
+
+def test_hop_row_late_for_its_first_window_still_counts_in_the_next(backend, ctx):
+    op = WindowAggOperator(
+        window_node(WindowSpec("HOP", 2, 10 * SEC, slide_ms=5 * SEC)), backend, ctx
+    )
+    assert not op.on_watermark(ms("2024-01-01T00:00:10"))  # [0, 10) has fired (empty)
+    op.process(parse_changelog("+I[a, 1, 2024-01-01T00:00:07]", T))  # in [0, 10) and [5, 15)
+    assert op.late_rows == 0
+    fired = show(op.on_watermark(ms("2024-01-01T00:01:00")), OUT)
+    assert fired == [
+        "+I[a, 1, 1, 2024-01-01T00:00:05, 2024-01-01T00:00:15, 2024-01-01T00:00:14.999]"
+    ]
+    op.process(parse_changelog("+I[a, 1, 2024-01-01T00:00:07]", T))  # every window fired: dropped
+    assert op.late_rows == 1
