@@ -16,6 +16,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from deltaflow.connectors.options import TableOptions
 from deltaflow.formats.errors import ConnectorError
 
+TOPIC_WAIT_S = 3.0  # how long a missing topic may take to appear before it is an error
 _JAAS = re.compile(r'(username|password)\s*=\s*"([^"]*)"')
 # Java client properties that mean nothing to librdkafka (Flink sets or forbids them).
 _JAVA_ONLY = {"key.deserializer", "value.deserializer", "key.serializer", "value.serializer",
@@ -108,7 +109,7 @@ def list_partitions(
     for name in names:
         info = meta.topics.get(name)
         if info is None or info.error is not None or not info.partitions:
-            info = _topic_metadata(client, opts, name, timeout)
+            info = _topic_metadata(client, opts, name, TOPIC_WAIT_S)
         out.extend((name, p) for p in sorted(info.partitions))
     return out
 

@@ -52,13 +52,19 @@ class KafkaSource:
 
     def open(self, resume: dict | None = None) -> None:
         self.consumer = kafka_client.consumer(self.opts, self.conf)
+        try:
+            self._assign((resume or {}).get("offsets", {}))
+        except BaseException:
+            self.close()
+            raise
+
+    def _assign(self, saved: dict) -> None:
         parts = kafka_client.list_partitions(self.consumer, self.opts, self.topics, self.pattern)
-        if not parts:
+        if not parts and (self.end_mode.kind != "unbounded" or self.discovery_ms <= 0):
             raise self.opts.error(
                 f"no topic matches 'topic-pattern' = '{self.opts.get('topic-pattern')}'"
             )
         resolver = Resolver(self.opts, self.conf, self.consumer, parts)
-        saved = (resume or {}).get("offsets", {})
         for tp in parts:
             offset = saved.get(tp[0], {}).get(str(tp[1]))
             bounds = Bounds(offset) if offset is not None else resolver.start(tp, self.start_mode)
@@ -70,7 +76,7 @@ class KafkaSource:
         live = [
             TopicPartition(t, p, self.next[(t, p)]) for t, p in parts if (t, p) not in self.done
         ]
-        self.consumer.assign(live)
+        self.consumer.assign(live)  # type: ignore[union-attr]
         self._discovered_at = time.monotonic()
 
     def _discover(self) -> None:

@@ -297,3 +297,11 @@ def test_startup_timestamp_zero_reads_everything(broker, new_topic):
     assert values(read_all(source)) == ["r0", "r1", "r2"]
     with pytest.raises(ConnectorError, match="'scan.startup.timestamp-millis' is required"):
         create_source(raw_table(topic, **{"scan.startup.mode": "timestamp"}), bootstrap=broker)
+
+
+def test_missing_topic_is_named(broker, new_topic):
+    missing = new_topic("missing")
+    source = create_source(raw_table(missing), bootstrap=broker)
+    with pytest.raises(ConnectorError, match=f"topic '{missing}' does not exist"):
+        source.open()
+    source.close()
