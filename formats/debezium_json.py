@@ -73,9 +73,9 @@ _PLAN_CACHE = 64
 def check_options(options: dict[str, str]) -> None:
     """Raise ``DeltaflowError`` for an unknown option or a bad option value."""
     check_options_of(NAME, options, OPTIONS)
-    for key in ("schema-include", "ignore-parse-errors", "encode.decimal-as-plain-number"):
-        bool_option(NAME, options, key, False)
-    bool_option(NAME, options, "encode.ignore-null-fields", False)
+    for key in OPTIONS:
+        if key in ("schema-include", "ignore-parse-errors") or key.startswith("encode."):
+            bool_option(NAME, options, key, False)
     choice_option(NAME, options, "timestamp-format.standard", ("SQL", "ISO-8601"), "SQL")
     choice_option(NAME, options, "map-null-key.mode", ("FAIL", "DROP", "LITERAL"), "FAIL")
 
