@@ -18,10 +18,12 @@ from deltaflow.formats.types import (
     DataType,
     TypeParseError,
     parse_type,
+    timestamp_ltz,
 )
 from deltaflow.processor.exprs.coercion import INTERVAL_DAY_TIME, INTERVAL_YEAR_MONTH
 from deltaflow.processor.exprs.functions import infer_call, literal, make_cast, symbol
-from deltaflow.processor.exprs.nodes import Expr, InputRef, UdfCall
+from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, UdfCall
+from deltaflow.processor.planner.udfs import udf_signature
 from deltaflow.processor.sql.errors import closest, position
 
 _BINARY = {
@@ -196,13 +198,13 @@ def _function(node: exp.Func, scope: Scope) -> Expr:
     if name in ("EXTRACT",):
         return infer_call(name, [symbol(node.this.name), _bind(node.expression, scope)])
     args = _arguments(node)
+    if name == "PROCTIME" and not args:
+        return Call(timestamp_ltz(3, nullable=False), "PROCTIME", ())
     operands = [_bind(a, scope) for a in args]
-    udf = scope.functions.get(name)
-    if udf is not None:
-        target, deterministic = udf
-        return UdfCall(
-            DataType("VARCHAR", length=2147483647), name, target, tuple(operands), deterministic
-        )
+    target = scope.functions.get(name)
+    if target is not None:
+        dtype, deterministic = udf_signature(name, target)
+        return UdfCall(dtype, name, target, tuple(operands), deterministic)
     return infer_call(name, operands)
 
 

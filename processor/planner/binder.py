@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from deltaflow.formats.errors import SqlError
-from deltaflow.formats.types import timestamp
 from deltaflow.processor.exprs.functions import infer_call
 from deltaflow.processor.exprs.nodes import Call, Expr, InputRef
 from deltaflow.processor.plan import Field, WindowSpec
@@ -16,6 +15,7 @@ from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
 from deltaflow.processor.planner.catalog import Catalog, Table
 from deltaflow.processor.planner.scan import ScanCache, bind_scan
+from deltaflow.processor.planner.windows import window_relation
 from deltaflow.processor.sql.errors import position
 
 
@@ -41,6 +41,19 @@ class Rel:
 
 def fields_of(columns: list[ScopeColumn]) -> list[Field]:
     return [Field(c.name, c.type) for c in columns]
+
+
+def unique_fields(columns: list[ScopeColumn]) -> list[Field]:
+    """Fields named as Flink names a join's output: a repeated name gets a suffix (id, id0)."""
+    seen: set[str] = set()
+    out = []
+    for c in columns:
+        name, n = c.name, 0
+        while name in seen:
+            name, n = f"{c.name}{n}", n + 1
+        seen.add(name)
+        out.append(Field(name, c.type))
+    return out
 
 
 class FromBinder:
@@ -86,24 +99,7 @@ class FromBinder:
         return Rel(scan, list(cols))
 
     def window_tvf(self, call: exp.Anonymous, node: exp.Expr) -> Rel:
-        inner = (
-            call.expressions[0] if str(call.this).upper() == "TABLE" and call.expressions else call
-        )
-        kind = str(inner.this).upper()
-        args = [a.expression if isinstance(a, exp.Kwarg) else a for a in inner.expressions]
-        if kind not in ("TUMBLE", "HOP", "CUMULATE") or len(args) < 3:
-            raise SqlError(
-                f"unsupported table function {kind}; use TUMBLE, HOP or CUMULATE", *position(node)
-            )
-        base = self.relation(args[0])
-        scope = base.scope(self.functions)
-        time_ref = scope.resolve(args[1].expressions[0])
-        sizes = [_interval_ms(bind(a, scope), a) for a in args[2:]]
-        spec = _window_spec(kind, time_ref.index, sizes)
-        wtype = timestamp(3, nullable=False)
-        extra = [ScopeColumn(None, "window_start", wtype), ScopeColumn(None, "window_end", wtype)]
-        extra.append(ScopeColumn(None, "window_time", base.columns[time_ref.index].type, "ROWTIME"))
-        return Rel(base.node, base.columns + extra, spec)
+        return window_relation(self, call, node)
 
     def join(self, left: Rel, join: exp.Join) -> Rel:
         table = join.this
@@ -126,7 +122,7 @@ class FromBinder:
         if version is not None and isinstance(right.node, L.Scan):
             node: L.LNode = L.LookupJoin(
                 [left.node],
-                fields_of(out),
+                unique_fields(out),
                 join_type=join_type,
                 table=right.node.table,
                 probe_keys=lk,
@@ -136,7 +132,7 @@ class FromBinder:
         else:
             node = L.Join(
                 [left.node, right.node],
-                fields_of(out),
+                unique_fields(out),
                 join_type=join_type,
                 left_keys=lk,
                 right_keys=rk,
@@ -189,20 +185,3 @@ def and_all(conds: list[Expr]) -> Expr | None:
     for c in conds[1:]:
         out = infer_call("AND", [out, c])
     return out
-
-
-def _interval_ms(expr: Expr, node: exp.Expr) -> int:
-    value = getattr(expr, "value", None)
-    if not isinstance(value, int):
-        raise SqlError(
-            "window sizes must be INTERVAL literals such as INTERVAL '10' MINUTES", *position(node)
-        )
-    return value
-
-
-def _window_spec(kind: str, time_col: int, sizes: list[int]) -> WindowSpec:
-    if kind == "TUMBLE":
-        return WindowSpec(kind, time_col, sizes[0], offset_ms=sizes[1] if len(sizes) > 1 else 0)
-    if kind == "HOP":
-        return WindowSpec(kind, time_col, sizes[1], slide_ms=sizes[0])
-    return WindowSpec(kind, time_col, sizes[1], step_ms=sizes[0])

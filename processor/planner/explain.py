@@ -95,7 +95,7 @@ def _window_aggregate(node: L.WindowAggregate) -> str:
 
 
 def _join(node: L.Join) -> str:
-    names = [f.name for c in node.inputs for f in c.fields]
+    names = [f.name for f in node.fields]  # left then right, repeated names suffixed
     width = len(node.inputs[0].fields)
     equal = [
         f"=({names[a]}, {names[b + width]})"
@@ -112,7 +112,7 @@ def _join(node: L.Join) -> str:
 
 def _rank(node: L.Rank) -> str:
     names = _in(node)
-    time = "ROWTIME " if node.rowtime_order else ""
+    time = "ROWTIME " if node.time_order == "ROWTIME" else ""
     order = ", ".join(
         f"{time}{names[c]} {'ASC' if asc else 'DESC'}" for c, asc, _ in node.order_keys
     )
@@ -121,11 +121,6 @@ def _rank(node: L.Rank) -> str:
         f"Rank(strategy=[{node.strategy()}], rankType=[ROW_NUMBER], rankRange=[rankStart={node.rank_start}, "
         f"rankEnd={node.rank_end}], partitionBy=[{partition}], orderBy=[{order}], select=[{_out(node)}])"
     )
-
-
-def _deduplicate(node: L.Deduplicate) -> str:
-    keep = "LastRow" if node.keep_last_row else "FirstRow"
-    return f"Deduplicate(keep=[{keep}], key=[{', '.join(_in(node)[c] for c in node.keys_)}], order=[PROCTIME])"
 
 
 def _lookup_join(node: L.LookupJoin) -> str:
@@ -148,7 +143,6 @@ _DESCRIBE: dict[type, Callable] = {
     L.WindowAggregate: _window_aggregate,
     L.Join: _join,
     L.Rank: _rank,
-    L.Deduplicate: _deduplicate,
     L.LookupJoin: _lookup_join,
     L.Union: lambda n: f"Union(all=[true], union=[{_out(n)}])",
     L.ChangelogNormalize: lambda n: (

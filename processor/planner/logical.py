@@ -182,11 +182,11 @@ class Rank(LNode):
     rank_start: int = 1
     rank_end: int | None = None
     output_rank_number: bool = False
-    rowtime_order: bool = False
+    time_order: str | None = None  # ROWTIME / PROCTIME when ordered by a time attribute
 
     @property
     def keeps_first_in_time(self) -> bool:
-        return self.rowtime_order and self.rank_end == 1 and self.order_keys[0][1]
+        return self.time_order is not None and self.rank_end == 1 and self.order_keys[0][1]
 
     def produces(self, inputs: list[Mode]) -> Mode:
         if inputs[0] == INSERT_ONLY and self.keeps_first_in_time:
@@ -207,20 +207,6 @@ class Rank(LNode):
         if self.rank_end == 1:
             return (self.partition_keys,)
         return self.inputs[0].keys
-
-
-@dataclass(eq=False)
-class Deduplicate(LNode):
-    """ROW_NUMBER() = 1 ordered by processing time (rowtime order plans as Rank, as Flink prints)."""
-
-    keys_: Key = ()
-    keep_last_row: bool = False
-
-    def produces(self, inputs: list[Mode]) -> Mode:
-        return frozenset({I, UB, UA}) if self.keep_last_row else INSERT_ONLY
-
-    def upsert_keys(self) -> tuple[Key, ...]:
-        return (self.keys_,)
 
 
 @dataclass(eq=False)

@@ -127,6 +127,5 @@ _BUILD: dict[type, Callable[[Any, dict[str, Any]], P.Node]] = {
     L.WindowAggregate: lambda n, b: P.WindowAggregate(
         **b, window=n.window, group_keys=n.group_keys, aggs=tuple(n.aggs)
     ),
-    L.Deduplicate: lambda n, b: P.Deduplicate(**b, keys=n.keys_, keep_last_row=n.keep_last_row),
     L.Union: lambda n, b: P.Union(**b),
 }

@@ -1,6 +1,6 @@
 """``SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..) AS rn FROM t)
-WHERE rn <= N`` to Rank (Top-N, and deduplication on event time, which Flink prints as Rank)
-or Deduplicate (``rn = 1`` over processing time)."""
+WHERE rn <= N`` to Rank: Top-N, and deduplication (``rn = 1`` ordered by a time attribute),
+which Flink 2.3 also plans and prints as Rank."""
 
 from __future__ import annotations
 
@@ -75,13 +75,8 @@ def _rank_node(
     cols = list(rel.columns)
     if uses_rn:
         cols.append(ScopeColumn(None, rn, DataType(BIGINT, False)))
-    if rank_end == 1 and time_attr == "PROCTIME" and not uses_rn:
-        node: L.LNode = L.Deduplicate(
-            [rel.node], fields_of(cols), keys_=partition, keep_last_row=not order[0][1]
-        )
-    else:
-        node = L.Rank([rel.node], fields_of(cols), partition_keys=partition, order_keys=tuple(order), rank_start=1,
-                      rank_end=rank_end, output_rank_number=uses_rn, rowtime_order=time_attr == "ROWTIME")  # fmt: skip
+    node = L.Rank([rel.node], fields_of(cols), partition_keys=partition, order_keys=tuple(order), rank_start=1,
+                  rank_end=rank_end, output_rank_number=uses_rn, time_order=time_attr)  # fmt: skip
     return Rel(node, cols)
 
 

@@ -14,7 +14,10 @@ def check_sink_compatibility(sink: L.Sink, settings: dict[str, str]) -> L.Sink:
     extra = produced - accepted
     if not extra:
         return sink
-    what = "update" if extra & {L.UB, L.UA} else "delete"
+    kinds = [
+        name for name, hit in (("update", extra & {L.UB, L.UA}), ("delete", extra & {L.D})) if hit
+    ]
+    what = " and ".join(kinds)
     node = producer_of_updates(sink.inputs[0])
     raise PlanError(
         f"Table sink '{sink.table.qualified}' doesn't support consuming {what} changes which is "

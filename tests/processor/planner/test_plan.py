@@ -1,0 +1,183 @@
+"""The physical plan handed to the runtime: keys, shared scans, watermarks, materializer, UDFs."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+
+from deltaflow.formats.errors import PlanError, SqlError
+from deltaflow.processor import plan as P
+from deltaflow.processor.exprs.nodes import Call, Literal, UdfCall
+from deltaflow.processor.planner.api import plan_job
+
+USERS = """CREATE TABLE users (id BIGINT, name STRING, region STRING, PRIMARY KEY (id) NOT ENFORCED)
+  WITH ('connector' = 'kafka', 'topic' = 'users', 'format' = 'debezium-json');
+"""
+ORDERS = """CREATE TABLE orders (order_id BIGINT, user_id BIGINT, amount INT, PRIMARY KEY (order_id) NOT ENFORCED)
+  WITH ('connector' = 'kafka', 'topic' = 'orders', 'format' = 'debezium-json');
+"""
+
+
+def nodes(node: P.Node) -> list[P.Node]:
+    out = [node]
+    for child in node.inputs:
+        out += nodes(child)
+    return out
+
+
+def only(node: P.Node, kind: type) -> P.Node:
+    (found,) = [n for n in nodes(node) if type(n) is kind]
+    return found
+
+
+def test_primary_key_columns_become_not_null_and_scan_keeps_the_key() -> None:
+    sink = plan_job(USERS + "CREATE TABLE o (id BIGINT, name STRING) WITH ('connector' = 'print');\n"
+                    "INSERT INTO o SELECT id, name FROM users;").plan.sinks[0]  # fmt: skip
+    scan = only(sink, P.TableSourceScan)
+    assert not scan.fields[0].type.nullable and scan.fields[1].type.nullable
+    assert scan.upsert_keys == ((0,),)
+    assert scan.changelog_mode == frozenset({0, 1, 2, 3})
+
+
+def test_calc_keeps_a_key_only_when_it_projects_the_key_columns_unchanged() -> None:
+    keep = plan_job(USERS + "CREATE TABLE o (n STRING, id BIGINT) WITH ('connector' = 'print');\n"
+                    "INSERT INTO o SELECT name, id FROM users;").plan.sinks[0]  # fmt: skip
+    assert only(keep, P.Calc).upsert_keys == ((1,),)
+    lose = plan_job(USERS + "CREATE TABLE o (n STRING, id BIGINT) WITH ('connector' = 'print');\n"
+                    "INSERT INTO o SELECT name, id + 1 FROM users;").plan.sinks[0]  # fmt: skip
+    assert only(lose, P.Calc).upsert_keys == ()
+
+
+def test_join_on_both_primary_keys_keeps_the_keys_and_records_unique_keys() -> None:
+    sql = (
+        USERS
+        + ORDERS
+        + (
+            "CREATE TABLE o (order_id BIGINT, name STRING) WITH ('connector' = 'print');\n"
+            "INSERT INTO o SELECT o.order_id, u.name FROM orders AS o JOIN users AS u ON o.order_id = u.id;"
+        )
+    )
+    join = only(plan_job(sql).plan.sinks[0], P.Join)
+    assert (join.left_keys, join.right_keys) == ((0,), (0,))
+    assert join.left_unique_keys == ((0,),) and join.right_unique_keys == ((0,),)
+    assert set(join.upsert_keys) == {(0,), (3,)}
+
+
+def test_group_aggregate_into_upsert_kafka_drops_update_before() -> None:
+    sql = ORDERS + (
+        "CREATE TABLE o (user_id BIGINT, total INT, PRIMARY KEY (user_id) NOT ENFORCED) WITH "
+        "('connector' = 'upsert-kafka', 'topic' = 'o', 'key.format' = 'json', 'value.format' = 'json');\n"
+        "INSERT INTO o SELECT user_id, SUM(amount) AS total FROM orders GROUP BY user_id;"
+    )
+    agg = only(plan_job(sql).plan.sinks[0], P.GroupAggregate)
+    assert agg.changelog_mode == frozenset({0, 2, 3})
+    assert agg.group_keys == (0,) and agg.upsert_keys == ((0,),)
+    (call,) = agg.aggs
+    assert (call.function, call.args, call.name) == ("SUM", (1,), "total")
+
+
+def test_statement_set_shares_the_source_scan() -> None:
+    sql = USERS + (
+        "CREATE TABLE a (id BIGINT) WITH ('connector' = 'print');\n"
+        "CREATE TABLE b (name STRING) WITH ('connector' = 'print');\n"
+        "EXECUTE STATEMENT SET BEGIN INSERT INTO a SELECT id FROM users; "
+        "INSERT INTO b SELECT name FROM users; END;"
+    )
+    a, b = plan_job(sql).plan.sinks
+    assert only(a, P.TableSourceScan) is only(b, P.TableSourceScan)
+    ids = [n.node_id for n in nodes(a) + nodes(b)]
+    assert len(set(ids)) == len(ids) - 1  # the shared scan appears twice
+
+
+def test_watermark_expression_is_bound_over_the_scan_row() -> None:
+    sql = (
+        "CREATE TABLE logs (msg STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) "
+        "WITH ('connector' = 'datagen');\n"
+        "CREATE TABLE o (msg STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT msg FROM logs;"
+    )
+    scan = only(plan_job(sql).plan.sinks[0], P.TableSourceScan)
+    assert scan.watermark is not None and scan.watermark.rowtime == 1
+    expr = scan.watermark.expr
+    assert isinstance(expr, Call) and expr.op == "-"
+    assert isinstance(expr.operands[1], Literal) and expr.operands[1].value == 5000
+
+
+def test_materializer_node_sits_under_the_sink_when_the_key_is_not_covered() -> None:
+    sql = USERS + (
+        "CREATE TABLE o (region STRING, name STRING, PRIMARY KEY (region) NOT ENFORCED) WITH ('connector' = 'print');\n"
+        "INSERT INTO o SELECT region, name FROM users;"
+    )
+    sink = plan_job(sql).plan.sinks[0]
+    assert sink.upsert_materialize
+    mat = sink.inputs[0]
+    assert isinstance(mat, P.SinkUpsertMaterializer) and mat.key == (0,)
+    strict = "SET 'table.exec.sink.require-on-conflict' = 'true';\n" + sql
+    with pytest.raises(PlanError, match=r"Primary key: \[region\], upsert key: \."):
+        plan_job(strict)
+
+
+def test_python_udf_type_and_determinism_come_from_the_function(tmp_path, monkeypatch) -> None:
+    (tmp_path / "my_udfs.py").write_text(
+        textwrap.dedent("""
+        def shout(s):
+            return s.upper()
+        shout.result_type = 'VARCHAR(20)'
+
+        def jitter(x):
+            return x
+        jitter.result_type = 'BIGINT'
+        jitter.deterministic = False
+    """)
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sql = USERS + (
+        "CREATE FUNCTION shout AS 'my_udfs.shout' LANGUAGE PYTHON;\n"
+        "CREATE FUNCTION jitter AS 'my_udfs.jitter' LANGUAGE PYTHON;\n"
+        "CREATE TABLE o (n VARCHAR(20), j BIGINT) WITH ('connector' = 'print');\n"
+        "INSERT INTO o SELECT shout(name), jitter(id) FROM users;"
+    )
+    job = plan_job(sql)
+    calc = only(job.plan.sinks[0], P.Calc)
+    shout, jitter = calc.projection
+    assert isinstance(shout, UdfCall) and shout.type.length == 20 and shout.deterministic
+    assert isinstance(jitter, UdfCall) and not jitter.deterministic
+    assert job.plan.functions == {"SHOUT": "my_udfs.shout", "JITTER": "my_udfs.jitter"}
+    sys.modules.pop("my_udfs", None)
+
+
+def test_unloadable_udf_is_a_sql_error() -> None:
+    sql = USERS + (
+        "CREATE FUNCTION f AS 'no_such_module_xyz.f' LANGUAGE PYTHON;\n"
+        "CREATE TABLE o (n STRING) WITH ('connector' = 'print');\nINSERT INTO o SELECT f(name) FROM users;"
+    )
+    with pytest.raises(SqlError, match="cannot load Python function F"):
+        plan_job(sql)
+
+
+def test_explain_statements_are_collected_in_order() -> None:
+    sql = USERS + (
+        "CREATE TABLE o (id BIGINT) WITH ('connector' = 'print');\n"
+        "EXPLAIN CHANGELOG_MODE SELECT id FROM users WHERE id > 1;\n"
+        "EXPLAIN CHANGELOG_MODE INSERT INTO o SELECT id FROM users;"
+    )
+    job = plan_job(sql)
+    assert job.plan.sinks == ()
+    first, second = job.explains
+    assert first.startswith("Calc(select=[id], where=[>(id, 1)], changelogMode=[I,UB,UA,D])")
+    assert second.startswith(
+        "Sink(table=[default_catalog.default_database.o], fields=[id], changelogMode=[NONE])"
+    )
+
+
+def test_window_time_column_must_be_a_time_attribute() -> None:
+    sql = (
+        "CREATE TABLE logs (msg STRING, ts TIMESTAMP(3)) WITH ('connector' = 'datagen');\n"
+        "CREATE TABLE o (n BIGINT) WITH ('connector' = 'print');\n"
+        "INSERT INTO o SELECT COUNT(*) FROM TABLE(TUMBLE(TABLE logs, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) "
+        "GROUP BY window_start, window_end;"
+    )
+    with pytest.raises(SqlError, match="not a time attribute") as info:
+        plan_job(sql)
+    assert info.value.line == 3
