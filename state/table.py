@@ -9,7 +9,7 @@ holds the object itself and encodes it at commit.
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import bisect_left
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
 DELETED = object()  # buffer marker: the key is deleted
 _MISSING = object()
-_INSORT_LIMIT = 1024  # beyond this many buffered keys, re-sort on the next scan instead
 
 
 class StateTable:
@@ -32,7 +31,10 @@ class StateTable:
         self._backend = backend
         self._db = db
         self._buffer: dict[bytes, object] = {}
-        self._sorted: list[bytes] | None = []  # buffered keys in order; None = re-sort
+        # The buffered keys in order, for scans: keys added since the last scan wait
+        # in _unsorted and are merged in by the next scan (Timsort merges the two runs).
+        self._sorted: list[bytes] = []
+        self._unsorted: list[bytes] = []
 
     # -- reads ----------------------------------------------------------------
 
@@ -122,11 +124,8 @@ class StateTable:
         self.put_encoded(encode_key(key) or EMPTY, DELETED)
 
     def put_encoded(self, kb: bytes, value: object) -> None:
-        if kb not in self._buffer and self._sorted is not None:
-            if len(self._sorted) < _INSORT_LIMIT:
-                insort(self._sorted, kb)
-            else:
-                self._sorted = None
+        if kb not in self._buffer:
+            self._unsorted.append(kb)
         self._buffer[kb] = value
 
     def delete_encoded(self, kb: bytes) -> None:
@@ -151,12 +150,16 @@ class StateTable:
     def clear(self) -> None:
         self._buffer = {}
         self._sorted = []
+        self._unsorted = []
 
     def _buffered_range(self, prefix: bytes) -> Iterator[tuple[bytes, object]]:
         if not self._buffer:
             return iter(())
-        if self._sorted is None:
-            self._sorted = sorted(self._buffer)
+        if self._unsorted:
+            self._unsorted.sort()
+            self._sorted += self._unsorted
+            self._sorted.sort()
+            self._unsorted = []
         keys = self._sorted
         end = prefix_end(prefix)
         start = bisect_left(keys, prefix)

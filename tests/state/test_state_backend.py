@@ -101,7 +101,7 @@ def test_scan_prefix_with_many_buffered_keys(backend) -> None:
     for i in range(0, 3000, 2):
         table.put((i % 3, i), i)
     backend.commit()
-    for i in range(1, 3000, 2):  # more new keys than the insort limit
+    for i in range(1, 3000, 2):  # new keys, merged into the sorted buffer by the scan
         table.put((i % 3, i), i)
     got = [k for k, _ in table.scan_prefix((1,))]
     assert got == [(1, i) for i in range(3000) if i % 3 == 1]
