@@ -76,3 +76,30 @@ def from_epoch_ms(ms: int, aware: bool) -> dt.datetime:
     if aware:
         return _EPOCH_UTC + ms * _MS
     return _EPOCH + ms * _MS
+
+
+_UNHASHABLE_ROOTS = frozenset({"ARRAY", "MAP", "MULTISET"})
+
+
+def _unhashable(dtype) -> bool:
+    if dtype.root in _UNHASHABLE_ROOTS:
+        return True
+    return dtype.root == "ROW" and any(_unhashable(t) for _, t in dtype.fields)
+
+
+def _freeze(value: object) -> object:
+    if isinstance(value, list):
+        return ("\x00array", tuple(_freeze(v) for v in value))
+    if isinstance(value, dict):
+        return ("\x00map", frozenset((_freeze(k), _freeze(v)) for k, v in value.items()))
+    if isinstance(value, tuple):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def row_freezer(types) -> Callable[[tuple], tuple] | None:
+    """A function making rows of ``types`` hashable (ARRAY/MAP values become tuples), or
+    None when rows of these types already are."""
+    if not any(_unhashable(t) for t in types):
+        return None
+    return lambda row: tuple(_freeze(v) for v in row)

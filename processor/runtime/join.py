@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
 from deltaflow.processor.plan import Join
-from deltaflow.processor.runtime.base import Operator, key_getter
+from deltaflow.processor.runtime.base import Operator, key_getter, row_freezer
 
 _OUTER = {
     "INNER": (False, False),
@@ -33,25 +33,33 @@ _OUTER = {
 
 
 class _Side:
-    """One input's rows by join key: key -> {row: [copies, matches]}."""
+    """One input's rows by join key: key -> {row: [copies, matches, row]}.
 
-    def __init__(self, table, width: int, outer: bool) -> None:
+    Rows with ARRAY/MAP columns are entered under a hashable copy (``freeze``).
+    """
+
+    def __init__(self, table, types: list, outer: bool) -> None:
         self.table = table
-        self.nulls = (None,) * width
+        self.nulls = (None,) * len(types)
         self.outer = outer
-        self.loaded: dict[tuple, dict[tuple, list[int]]] = {}
+        self.freeze = row_freezer(types)
+        self.loaded: dict[tuple, dict[tuple, list]] = {}
         self.dirty: set[tuple] = set()
+
+    def entry_key(self, row: tuple) -> tuple:
+        return row if self.freeze is None else self.freeze(row)
 
     def load(self, keys: list[tuple]) -> None:
         missing = [k for k in keys if k not in self.loaded]
+        entry_key = self.entry_key
         for key, raw in zip(missing, self.table.get_many(missing), strict=True):
-            self.loaded[key] = {} if raw is None else {row: [n, m] for row, n, m in raw}
+            self.loaded[key] = {} if raw is None else {entry_key(r): [n, m, r] for r, n, m in raw}
 
     def store(self) -> None:
         for key in self.dirty:
             entries = self.loaded[key]
             if entries:
-                self.table.put(key, [(row, n, m) for row, (n, m) in entries.items()])
+                self.table.put(key, [(r, n, m) for n, m, r in entries.values()])
             else:
                 self.table.delete(key)
         self.dirty.clear()
@@ -61,13 +69,11 @@ class _Side:
 class JoinOperator(Operator):
     def __init__(self, node: Join, backend, ctx) -> None:
         self.node = node
-        left_width = len(node.inputs[0].fields)
-        right_width = len(node.inputs[1].fields)
         left_outer, right_outer = _OUTER[node.join_type.upper()]
         prefix = f"{node.node_id}:Join"
         self.sides = (
-            _Side(backend.table(f"{prefix}:left"), left_width, left_outer),
-            _Side(backend.table(f"{prefix}:right"), right_width, right_outer),
+            _Side(backend.table(f"{prefix}:left"), node.inputs[0].types, left_outer),
+            _Side(backend.table(f"{prefix}:right"), node.inputs[1].types, right_outer),
         )
         self.key_of = (key_getter(node.left_keys), key_getter(node.right_keys))
         self.condition = None
@@ -93,16 +99,16 @@ class JoinOperator(Operator):
         return out
 
     def _matches(self, row: tuple, key: tuple, other: _Side, is_left: bool) -> list:
-        """Entries ``(other_row, [copies, matches])`` of the other side that join ``row``."""
+        """Entries ``[copies, matches, other_row]`` of the other side that join ``row``."""
         if None in key:
             return []
-        entries = other.loaded[key]
+        entries = other.loaded[key].values()
         cond = self.condition
         if cond is None:
-            return list(entries.items())
+            return list(entries)
         if is_left:
-            return [(o, e) for o, e in entries.items() if cond(row + o)]
-        return [(o, e) for o, e in entries.items() if cond(o + row)]
+            return [e for e in entries if cond(row + e[2])]
+        return [e for e in entries if cond(e[2] + row)]
 
     def _one(
         self,
@@ -130,10 +136,11 @@ class JoinOperator(Operator):
     def _add(
         self, out, kind, row, entries, matches, mine: _Side, other: _Side, is_left: bool
     ) -> None:
-        entry = entries.get(row)
-        n_matched = sum(e[0] for _, e in matches)
+        rk = mine.entry_key(row)
+        entry = entries.get(rk)
+        n_matched = sum(e[0] for e in matches)
         if entry is None:
-            entries[row] = [1, n_matched]
+            entries[rk] = [1, n_matched, row]
         else:
             entry[0] += 1
             entry[1] = n_matched
@@ -141,9 +148,9 @@ class JoinOperator(Operator):
             out.append(INSERT, self._pad(row, other.nulls, is_left))
             return
         if other.outer:
-            for o, e in matches:
+            for e in matches:
                 if e[1] == 0:  # the other row's null-padded result is retracted once per copy
-                    padded = self._pad(o, mine.nulls, not is_left)
+                    padded = self._pad(e[2], mine.nulls, not is_left)
                     for _ in range(e[0]):
                         out.append(DELETE, padded)
                 e[1] += 1
@@ -152,10 +159,11 @@ class JoinOperator(Operator):
     def _retract(
         self, out, kind, row, entries, matches, mine: _Side, other: _Side, is_left: bool
     ) -> None:
-        entry = entries.get(row)
+        rk = mine.entry_key(row)
+        entry = entries.get(rk)
         if entry is not None:
             if entry[0] <= 1:
-                del entries[row]
+                del entries[rk]
             else:
                 entry[0] -= 1
         if not matches:
@@ -164,16 +172,16 @@ class JoinOperator(Operator):
             return
         self._joined(out, DELETE if mine.outer else kind, row, matches, is_left)
         if other.outer:
-            for o, e in matches:
+            for e in matches:
                 if e[1] == 1:  # the other row lost its last match: null-padded again
-                    padded = self._pad(o, mine.nulls, not is_left)
+                    padded = self._pad(e[2], mine.nulls, not is_left)
                     for _ in range(e[0]):
                         out.append(INSERT, padded)
                 e[1] -= 1
 
     @staticmethod
     def _joined(out: Batch, kind: int, row: tuple, matches: list, is_left: bool) -> None:
-        for o, e in matches:
-            joined = row + o if is_left else o + row
+        for e in matches:
+            joined = row + e[2] if is_left else e[2] + row
             for _ in range(e[0]):
                 out.append(kind, joined)

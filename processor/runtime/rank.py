@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch
 from deltaflow.processor.plan import Rank
-from deltaflow.processor.runtime.base import Operator, key_getter
+from deltaflow.processor.runtime.base import Operator, key_getter, row_freezer
 
 
 class _Desc:
@@ -66,6 +66,7 @@ class RankOperator(Operator):
         self.with_number = node.output_rank_number
         self.ub = 1 in node.changelog_mode
         self.state = backend.table(f"{node.node_id}:Rank:rows")
+        self.freeze = row_freezer(node.inputs[0].types) or (lambda row: row)
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
@@ -110,8 +111,8 @@ class RankOperator(Operator):
         if not self.with_number:
             # as Flink: an addition emits its +I before the -D of the row it pushed out,
             # a retraction its -D before the +I of the row that moves up
-            deletes = _difference(before, after, DELETE)
-            inserts = _difference(after, before, INSERT)
+            deletes = _difference(before, after, DELETE, self.freeze)
+            inserts = _difference(after, before, INSERT, self.freeze)
             for kind, row in inserts + deletes if added else deletes + inserts:
                 out.append(kind, row)
             return
@@ -131,13 +132,16 @@ class RankOperator(Operator):
                 out.append(UPDATE_AFTER, new)
 
 
-def _difference(rows: list[tuple], minus: list[tuple], kind: int) -> list[tuple[int, tuple]]:
+def _difference(
+    rows: list[tuple], minus: list[tuple], kind: int, freeze
+) -> list[tuple[int, tuple]]:
     """(kind, row) for each row of ``rows`` beyond its copies in ``minus``, in order."""
-    extra = Counter(rows)
-    extra.subtract(minus)
+    extra = Counter(map(freeze, rows))
+    extra.subtract(map(freeze, minus))
     out = []
     for row in rows:
-        if extra[row] > 0:
-            extra[row] -= 1
+        frozen = freeze(row)
+        if extra[frozen] > 0:
+            extra[frozen] -= 1
             out.append((kind, row))
     return out

@@ -196,3 +196,26 @@ def test_output_changelog_equals_join_of_input_multisets(
         )
     finally:
         backend.close()
+
+
+def test_rows_with_array_and_map_columns_join_and_survive_a_commit(backend, ctx):
+    t = types("INT", "ARRAY<INT>", "MAP<STRING, INT>")
+    left, right = scan(1, t), scan(2, R)
+    node = Join(
+        node_id=3,
+        inputs=(left, right),
+        fields=fields(t + R),
+        changelog_mode=ALL,
+        join_type="LEFT",
+        left_keys=(0,),
+        right_keys=(0,),
+    )
+    op = JoinOperator(node, backend, ctx)
+    row = (1, [1, 2], {"a": 1})
+    assert op.process(Batch([0, 0], [row, row]), 0).rows == [row + (None, None)] * 2
+    backend.commit({})
+    op = JoinOperator(node, backend, ctx)
+    out = op.process(Batch([0], [(1, "x")]), 1)
+    assert out.kinds == [3, 3, 0, 0]
+    assert out.rows == [row + (None, None)] * 2 + [row + (1, "x")] * 2
+    assert op.process(Batch([3], [(1, [1, 2], {"a": 1})]), 0).rows == [row + (1, "x")]

@@ -110,3 +110,21 @@ def test_output_changelog_equals_top_n_of_input_multiset(
         assert sorted(apply_changelog(out.kinds, out.rows), key=repr) == sorted(expected, key=repr)
     finally:
         backend.close()
+
+
+def test_rank_over_rows_with_an_array_column(backend, ctx):
+    t = types("STRING", "INT", "ARRAY<STRING>")
+    node = Rank(
+        node_id=2,
+        inputs=(scan(1, t),),
+        fields=fields(t),
+        changelog_mode=ALL,
+        partition_keys=(0,),
+        order_keys=((1, True, False),),
+        rank_start=1,
+        rank_end=1,
+        output_rank_number=False,
+    )
+    op = RankOperator(node, backend, ctx)
+    out = op.process(Batch([0, 0], [("a", 2, ["x"]), ("a", 1, ["y"])]))
+    assert out.pairs() == [(0, ("a", 2, ["x"])), (0, ("a", 1, ["y"])), (3, ("a", 2, ["x"]))]
