@@ -204,7 +204,7 @@ class KafkaSource:
             batch = self.value_decoder.decode(raw)
         else:
             batch = self.build(raw, headers)  # type: ignore[arg-type]
-        if self.value_decoder.dead_letters:
+        if self.value_decoder.dead_letters or (self.key_decoder and self.key_decoder.dead_letters):
             self._dead_letters(raw)
         return batch
 
@@ -216,9 +216,16 @@ class KafkaSource:
         return assemble_rows(self.layout, batch, origins, keys, raw, headers)
 
     def _dead_letters(self, raw: RawBatch) -> None:
+        """Routes the records the decoders refused, with their original key and value."""
         from deltaflow.connectors.kafka_sink import produce_dead_letters
 
-        letters, self.value_decoder.dead_letters[:] = list(self.value_decoder.dead_letters), []
+        letters = list(self.value_decoder.dead_letters)
+        self.value_decoder.dead_letters.clear()
+        if self.key_decoder is not None:
+            value_of = dict(zip(raw.offsets, raw.values, strict=True))
+            for topic, part, off, _, reason in self.key_decoder.dead_letters:
+                letters.append((topic, part, off, value_of.get(off), f"record key: {reason}"))
+            self.key_decoder.dead_letters.clear()
         if self.dead_producer is None:
             self.dead_producer = kafka_client.producer(self.opts, self.conf, {"linger.ms": 5})
         key_of = dict(zip(raw.offsets, raw.keys, strict=False))

@@ -257,10 +257,11 @@ def _decode_each(decoder, raw: RawBatch) -> tuple[Batch, list[int]]:
     return out, origins
 
 
-def key_rows(decoder, raw: RawBatch, width: int) -> list[tuple]:
-    """The decoded key of every record of ``raw`` (all NULL for a missing key)."""
+def key_rows(decoder, raw: RawBatch, width: int) -> list[tuple | None]:
+    """The decoded key of every record of ``raw``: all NULL for a record without a key,
+    None for a key the bad-input policy dropped (the record is dropped with it)."""
     nulls = (None,) * width
-    rows = [nulls] * len(raw)
+    rows: list[tuple | None] = [nulls if k is None else None for k in raw.keys]
     keyed = RawBatch(raw.topic, raw.partition, raw.offsets, raw.keys, [], raw.timestamps)
     batch, origins = decode_with_origins(decoder, keyed)
     for row, o in zip(batch.rows, origins, strict=True):
@@ -271,9 +272,11 @@ def key_rows(decoder, raw: RawBatch, width: int) -> list[tuple]:
 def assemble_rows(layout: Layout, batch: Batch, origins, keys, raw, headers) -> Batch:
     """Rows in table order from value rows, key rows and record metadata."""
     build = layout.assemble
-    empty: tuple = ()
-    rows = [
-        build(v, keys[o] if keys else empty, raw, o, headers)  # type: ignore[operator]
-        for v, o in zip(batch.rows, origins, strict=True)
-    ]
-    return Batch(batch.kinds, rows)
+    if keys is None:
+        rows = [build(v, (), raw, o, headers) for v, o in zip(batch.rows, origins, strict=True)]  # type: ignore[operator]
+        return Batch(batch.kinds, rows)
+    out = Batch()
+    for kind, v, o in zip(batch.kinds, batch.rows, origins, strict=True):
+        if keys[o] is not None:
+            out.append(kind, build(v, keys[o], raw, o, headers))  # type: ignore[operator]
+    return out

@@ -73,6 +73,8 @@ def _upsert_rows(source: KafkaSource, raw: RawBatch, headers: list | None) -> Ba
     build = layout.assemble
     out = Batch()
     for o, value in enumerate(raw.values):
+        if keys[o] is None:
+            continue  # the key was dropped by the bad-input policy
         if value is None:
             out.append(_D, build(nulls, keys[o], raw, o, headers))  # type: ignore[operator]
         elif o in by_origin:

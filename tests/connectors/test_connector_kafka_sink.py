@@ -235,3 +235,25 @@ def test_sink_writes_timestamp_and_headers_metadata(broker, new_topic):
     consumer.close()
     assert msg.timestamp()[1] == 1704164645678
     assert dict(msg.headers()) == {"trace": b"42"}
+
+
+def test_undecodable_key_sends_the_whole_record_to_the_dead_letter_topic(broker, new_topic):
+    topic, dlq = new_topic("badkey"), new_topic("dlqk")
+    ensure_topics(broker, [dlq])
+    produce(
+        broker,
+        topic,
+        [({"id": 1}, {"name": "a"}), (b"{oops", {"name": "b"}), (None, {"name": "c"})],
+    )
+    table = spec("users", "id INT, name STRING", {
+        "connector": "kafka", "topic": topic, "key.format": "json", "key.fields": "id",
+        "value.format": "json", "value.fields-include": "EXCEPT_KEY", "deadletter.topic": dlq,
+        "scan.startup.mode": "earliest-offset", "scan.bounded.mode": "latest-offset"})  # fmt: skip
+    source = create_source(table, bootstrap=broker)
+    source.open()
+    # a record without a key has NULL key columns (as in Flink); a bad key drops the record
+    assert read_all(source).rows == [(1, "a"), (None, "c")]
+    [(key, value, headers)] = read_topic(broker, dlq)
+    assert (key, json.loads(value)) == (b"{oops", {"name": "b"})
+    assert headers["deltaflow.offset"] == b"1"
+    assert headers["deltaflow.reason"].startswith(b"record key: ")
