@@ -67,6 +67,10 @@ class RankOperator(Operator):
         self.ub = 1 in node.changelog_mode
         self.state = backend.table(f"{node.node_id}:Rank:rows")
         self.freeze = row_freezer(node.inputs[0].types) or (lambda row: row)
+        # insert-only input: a row beyond rank_end can never move up again (Flink's
+        # AppendOnlyTopNFunction keeps only the top rows too)
+        append_only = node.inputs[0].changelog_mode <= {0}
+        self.keep = node.rank_end if append_only and node.rank_end is not None else None
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
@@ -84,6 +88,8 @@ class RankOperator(Operator):
             if not self._change(rows, kind, row):
                 continue
             self._emit(out, before, self._top(rows), ADDS[kind])
+            if self.keep is not None and len(rows) > self.keep:
+                del rows[self.keep :]
         for part, rows in lists.items():
             if rows:
                 self.state.put(part, rows)

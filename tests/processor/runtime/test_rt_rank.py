@@ -128,3 +128,22 @@ def test_rank_over_rows_with_an_array_column(backend, ctx):
     op = RankOperator(node, backend, ctx)
     out = op.process(Batch([0, 0], [("a", 2, ["x"]), ("a", 1, ["y"])]))
     assert out.pairs() == [(0, ("a", 2, ["x"])), (0, ("a", 1, ["y"])), (3, ("a", 2, ["x"]))]
+
+
+def test_append_only_input_keeps_only_the_top_rows_in_state(backend, ctx):
+    node = rank(end=2)
+    node = Rank(
+        node_id=2,
+        inputs=(scan(1, T, mode=frozenset({0})),),
+        fields=node.fields,
+        changelog_mode=ALL,
+        partition_keys=(0,),
+        order_keys=((1, True, False),),
+        rank_start=1,
+        rank_end=2,
+        output_rank_number=False,
+    )
+    op = RankOperator(node, backend, ctx)
+    out = show(op.process(parse_changelog("+I[a, 5]\n+I[a, 4]\n+I[a, 3]\n+I[a, 9]", T)), T)
+    assert out == ["+I[a, 5]", "+I[a, 4]", "+I[a, 3]", "-D[a, 5]"]
+    assert op.state.get(("a",)) == [("a", 3), ("a", 4)]
