@@ -53,12 +53,15 @@ class KafkaSource:
     def open(self, resume: dict | None = None) -> None:
         self.consumer = kafka_client.consumer(self.opts, self.conf)
         try:
-            self._assign((resume or {}).get("offsets", {}))
+            resume = resume or {}
+            self._assign(resume.get("offsets", {}), resume.get("ends", {}))
         except BaseException:
             self.close()
             raise
 
-    def _assign(self, saved: dict) -> None:
+    def _assign(self, saved: dict, ends: dict) -> None:
+        """Assigns every partition at its saved, or else its startup, offset; a resumed
+        bounded read keeps the end offsets it started with."""
         parts = kafka_client.list_partitions(self.consumer, self.opts, self.topics, self.pattern)
         if not parts and (self.end_mode.kind != "unbounded" or self.discovery_ms <= 0):
             raise self.opts.error(
@@ -69,6 +72,9 @@ class KafkaSource:
             offset = saved.get(tp[0], {}).get(str(tp[1]))
             bounds = Bounds(offset) if offset is not None else resolver.start(tp, self.start_mode)
             resolver.end(tp, bounds, self.end_mode)
+            saved_end = ends.get(tp[0], {}).get(str(tp[1]))
+            if saved_end is not None and self.end_mode.kind != "unbounded":
+                bounds.end = saved_end
             self.bounds[tp] = bounds
             self.next[tp] = self.opened_at[tp] = bounds.start
             if bounds.end is not None and bounds.start >= bounds.end:
@@ -239,7 +245,13 @@ class KafkaSource:
             offsets.setdefault(topic, {})[str(part)] = off
         if self.commit and self.consumer is not None:
             self._commit()
-        return {"offsets": offsets}
+        if self.end_mode.kind == "unbounded":
+            return {"offsets": offsets}
+        ends: dict[str, dict[str, int]] = {}
+        for (topic, part), bounds in self.bounds.items():
+            if bounds.end is not None:
+                ends.setdefault(topic, {})[str(part)] = bounds.end
+        return {"offsets": offsets, "ends": ends}
 
     def _commit(self) -> None:
         """Commits a checkpointed position to the group (as Flink does on checkpoints),
