@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rt_helpers import ALL, NO_UB, fields, parse_changelog, scan, show, types
 
 from deltaflow.processor.plan import ChangelogNormalize, Deduplicate, SinkUpsertMaterializer
@@ -152,3 +154,36 @@ def test_deduplicate_keep_last_mini_batch_sees_each_keys_last_row(backend):
     op = DeduplicateOperator(dedup(True), backend, RuntimeContext(mini_batch=True))
     assert run(op, "+I[1, a]\n+I[2, x]\n+I[1, b]") == ["+I[2, x]", "+I[1, b]"]
     assert run(op, "+I[1, c]\n+I[1, d]") == ["-U[1, b]", "+U[1, d]"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    changes=st.lists(
+        st.tuples(st.booleans(), st.integers(0, 3), st.sampled_from("xyz")), max_size=30
+    ),
+    mini=st.booleans(),
+)
+def test_normalized_changelog_describes_the_last_row_per_key(tmp_path_factory, changes, mini):
+    """Upserts (+U) and deletes (-D with only the key) in; the table of last rows out."""
+    from deltaflow.formats.changelog import Batch, apply_changelog
+    from deltaflow.state.backend import StateBackend
+
+    batch = Batch()
+    table: dict[int, tuple] = {}
+    for upsert, key, value in changes:
+        if upsert:
+            batch.append(2, (key, value))
+            table[key] = (key, value)
+        else:
+            batch.append(3, (key, None))
+            table.pop(key, None)
+    backend = StateBackend(tmp_path_factory.mktemp("s"))
+    try:
+        op = ChangelogNormalizeOperator(normalize(), backend, RuntimeContext(mini_batch=mini))
+        out = Batch()
+        for i in range(0, len(batch), 4):
+            out.extend(op.process(Batch(batch.kinds[i : i + 4], batch.rows[i : i + 4])))
+            backend.commit({})
+        assert apply_changelog(out.kinds, out.rows) == sorted(table.values())
+    finally:
+        backend.close()
