@@ -99,3 +99,10 @@ def test_copied_file_in_subdirectory_is_found(tmp_path):
     source = create_source(_products(tmp_path))
     source.open()
     assert len(read_all(source)) == 20
+
+
+def test_changelog_mode_follows_the_format(tmp_path):
+    from deltaflow.connectors.base import source_changelog_mode
+
+    assert source_changelog_mode(_products(tmp_path)) == frozenset(RowKind)
+    assert source_changelog_mode(_products(tmp_path, fmt="json")) == frozenset({RowKind.INSERT})

@@ -147,3 +147,11 @@ def test_datagen_sequence_needs_start_and_end():
 def test_datagen_field_option_for_unknown_column():
     with pytest.raises(ConnectorError, match="fields.nope.kind"):
         create_source(_datagen(**{"fields.nope.kind": "random"}))
+
+
+def test_print_standard_error_goes_to_stderr(capsys):
+    sink = create_sink(spec("p", "a INT", {"connector": "print", "standard-error": "true"}))
+    sink.write(Batch([RowKind.DELETE], [(7,)]))
+    sink.flush(1)
+    captured = capsys.readouterr()
+    assert captured.err == "-D[7]\n" and captured.out == ""
