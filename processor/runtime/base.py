@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from operator import itemgetter
 
 from deltaflow.formats.changelog import Batch
+from deltaflow.processor.exprs.compile import EvalContext
 
 MIN_WATERMARK = -(1 << 63)
 MAX_WATERMARK = (1 << 63) - 1
@@ -30,9 +31,7 @@ class RuntimeContext:
         mini = settings.get("table.exec.mini-batch.enabled", "false").strip().lower() == "true"
         return cls(time_zone=settings.get("table.local-time-zone", "UTC"), mini_batch=mini)
 
-    def eval_context(self):
-        from deltaflow.processor.exprs.compile import EvalContext
-
+    def eval_context(self) -> EvalContext:
         return EvalContext(time_zone=self.time_zone)
 
 

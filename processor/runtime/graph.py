@@ -20,6 +20,7 @@ from __future__ import annotations
 from deltaflow.formats.changelog import Batch
 from deltaflow.formats.errors import PlanError
 from deltaflow.processor import plan as p
+from deltaflow.processor.exprs.compile import compile_scalar
 from deltaflow.processor.runtime.base import (
     MAX_WATERMARK,
     MIN_WATERMARK,
@@ -119,8 +120,6 @@ class Graph:
                     self.watermark_fns[n.node_id] = self._compile(n.watermark.expr)
 
     def _compile(self, expr):
-        from deltaflow.processor.exprs.compile import compile_scalar
-
         return compile_scalar(expr, self.ctx.eval_context())
 
     def push(self, scan_node_id: int, batch: Batch, partition: int = 0) -> dict[int, Batch]:

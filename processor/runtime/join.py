@@ -21,6 +21,7 @@ State is read once per distinct key of the batch and written once per touched ke
 from __future__ import annotations
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
+from deltaflow.processor.exprs.compile import compile_predicate
 from deltaflow.processor.plan import Join
 from deltaflow.processor.runtime.base import Operator, key_getter, row_freezer
 
@@ -78,8 +79,6 @@ class JoinOperator(Operator):
         self.key_of = (key_getter(node.left_keys), key_getter(node.right_keys))
         self.condition = None
         if node.condition is not None:
-            from deltaflow.processor.exprs.compile import compile_predicate
-
             self.condition = compile_predicate(node.condition, ctx.eval_context())
 
     def process(self, batch: Batch, port: int = 0) -> Batch:

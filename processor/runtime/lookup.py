@@ -13,6 +13,7 @@ revise rows already joined (Flink's processing-time lookup semantics).
 from __future__ import annotations
 
 from deltaflow.formats.changelog import Batch
+from deltaflow.processor.exprs.compile import compile_predicate
 from deltaflow.processor.plan import LookupJoin
 from deltaflow.processor.runtime.base import Operator, key_getter
 
@@ -31,8 +32,6 @@ class LookupJoinOperator(Operator):
         self.left = node.join_type.upper() == "LEFT"
         self.condition = None
         if node.condition is not None:
-            from deltaflow.processor.exprs.compile import compile_predicate
-
             self.condition = compile_predicate(node.condition, ctx.eval_context())
 
     def apply_table(self, batch: Batch) -> None:

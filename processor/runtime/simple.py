@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from deltaflow.formats.changelog import UPDATE_BEFORE, Batch
+from deltaflow.processor.exprs.compile import compile_calc
 from deltaflow.processor.plan import Calc, Sink, SinkUpsertMaterializer
 from deltaflow.processor.runtime.base import Operator
 from deltaflow.processor.runtime.keyed import UpsertMaterializer, input_upsert_key
@@ -19,8 +20,6 @@ class CalcOperator(Operator):
     """Projection and filter fused into one generated function; each row keeps its kind."""
 
     def __init__(self, node: Calc, backend, ctx) -> None:
-        from deltaflow.processor.exprs.compile import compile_calc
-
         self.fn = compile_calc(list(node.projection), node.condition, ctx.eval_context())
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
