@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a Flink SQL job file until stopped or its input ends")
     run.add_argument("job", help="path of the .sql job file")
-    run.add_argument("--state-dir", default=None, help="LMDB state directory (default ./state/<job>)")
+    run.add_argument("--state-dir", default=None, help="LMDB state directory (default ./deltaflow-state/<job>)")
     run.add_argument(
         "--from",
         dest="start_from",

@@ -254,7 +254,7 @@ def explain_cli(args: argparse.Namespace) -> int:
 
 
 def default_state_dir(job_path: str) -> Path:
-    return Path.cwd() / "state" / Path(job_path).stem
+    return Path.cwd() / "deltaflow-state" / Path(job_path).stem
 
 
 def names_bootstrap(plan: JobPlan) -> bool:

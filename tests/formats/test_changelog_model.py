@@ -1,4 +1,5 @@
 import pytest
+
 from deltaflow.formats.changelog import Batch, RowKind, apply_changelog
 from deltaflow.formats.types import parse_type
 

@@ -182,7 +182,9 @@ def test_sigterm_checkpoints_and_exits_zero_within_five_seconds(broker, topics, 
     assert src in inspect.stdout or "offsets" in inspect.stdout
 
 
-def test_bounded_run_and_replay_from_earliest_give_the_same_result(broker, topics, tmp_path, new_topic):
+def test_bounded_run_and_replay_from_earliest_give_the_same_result(
+    broker, topics, tmp_path, new_topic
+):
     src, dst = topics
     events = history(seed=5, n=800)
     produce(broker, src, events)
@@ -202,7 +204,8 @@ def test_bounded_run_and_replay_from_earliest_give_the_same_result(broker, topic
     assert "fresh state directory" in refused.stderr and "Traceback" not in refused.stderr
     dst2 = new_topic("replay")
     ensure_topics(broker, [dst2])
-    job2 = write_job(tmp_path / "r", broker, src, dst2, bounded=True) if (tmp_path / "r").mkdir() is None else None
+    (tmp_path / "r").mkdir()
+    job2 = write_job(tmp_path / "r", broker, src, dst2, bounded=True)
     replay = subprocess.run(
         [sys.executable, "-m", "deltaflow.processor", "run", str(job2), "--state-dir", str(tmp_path / "b"), "--from", "earliest", "--quiet"],
         capture_output=True, text=True, timeout=120,
