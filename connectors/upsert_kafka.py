@@ -7,6 +7,8 @@ a delete (-D) of its key. Sink: +I/+U write key and value, -D writes a tombstone
 
 from __future__ import annotations
 
+import time
+
 from deltaflow.connectors import kafka_client
 from deltaflow.connectors.base import TableSpec
 from deltaflow.connectors.kafka_sink import KafkaSink, RecordWriter, delivery_guarantee
@@ -28,7 +30,8 @@ from deltaflow.formats.upsert import UpsertEncoder, upsert_layout
 KNOWN = (
     "topic", "key.format", "key.fields-prefix", "value.format", "value.fields-include",
     "scan.bounded.mode", "scan.bounded.specific-offsets", "scan.bounded.timestamp-millis",
-    "sink.parallelism", "sink.delivery-guarantee", "sink.transactional-id-prefix", "scan.parallelism",
+    "sink.parallelism", "sink.delivery-guarantee", "sink.buffer-flush.max-rows",
+    "sink.buffer-flush.interval", "sink.transactional-id-prefix", "scan.parallelism",
 )  # fmt: skip
 SOURCE_MODE = frozenset({RowKind.UPDATE_AFTER, RowKind.DELETE})
 SINK_MODE = frozenset({RowKind.INSERT, RowKind.UPDATE_AFTER, RowKind.DELETE})
@@ -96,7 +99,51 @@ def open_sink(spec: TableSpec, bootstrap: str | None, out=None) -> KafkaSink:
         )
     conf = kafka_client.client_config(opts, bootstrap)
     writer = RecordWriter(opts, conf, topic, delivery_guarantee(opts), "default")
-    return KafkaSink(opts, writer, _sink_encoder(spec, opts, layout), SINK_MODE)
+    sink = KafkaSink(opts, writer, _sink_encoder(spec, opts, layout), SINK_MODE)
+    rows = opts.integer("sink.buffer-flush.max-rows", 0) or 0
+    interval = opts.duration_ms("sink.buffer-flush.interval", 0)
+    if (rows > 0) != (interval > 0):
+        raise opts.error(
+            "'sink.buffer-flush.max-rows' and 'sink.buffer-flush.interval' must both be greater "
+            "than zero to buffer (or both left out)"
+        )
+    return BufferedUpsertSink(sink, layout.key_columns, rows, interval) if rows > 0 else sink
+
+
+class BufferedUpsertSink:
+    """Keeps only the last change per key until ``max_rows`` keys or ``interval_ms`` have
+    gone by, or a flush (Flink's sink.buffer-flush.*): fewer records, the same table."""
+
+    accepted_mode = SINK_MODE
+
+    def __init__(self, sink: KafkaSink, key_columns: list[int], max_rows: int, interval_ms: int):
+        self.sink, self.max_rows, self.interval = sink, max_rows, interval_ms / 1000
+        self.key_of = lambda row: tuple(row[i] for i in key_columns)
+        self.buffer: dict[tuple, tuple[int, tuple]] = {}
+        self.since = time.monotonic()
+
+    def write(self, batch: Batch) -> None:
+        buffer, key_of = self.buffer, self.key_of
+        for kind, row in zip(batch.kinds, batch.rows, strict=True):
+            if kind != RowKind.UPDATE_BEFORE:
+                buffer[key_of(row)] = (kind, row)
+        if len(buffer) >= self.max_rows or time.monotonic() - self.since >= self.interval:
+            self._drain()
+
+    def _drain(self) -> None:
+        if self.buffer:
+            changes = list(self.buffer.values())
+            self.buffer.clear()
+            self.sink.write(Batch([k for k, _ in changes], [r for _, r in changes]))
+        self.since = time.monotonic()
+
+    def flush(self, timeout: float) -> None:
+        self._drain()
+        self.sink.flush(timeout)
+
+    def close(self) -> None:
+        self._drain()
+        self.sink.close()
 
 
 def _sink_encoder(spec: TableSpec, opts: TableOptions, layout: Layout):

@@ -257,3 +257,23 @@ def test_undecodable_key_sends_the_whole_record_to_the_dead_letter_topic(broker,
     assert (key, json.loads(value)) == (b"{oops", {"name": "b"})
     assert headers["deltaflow.offset"] == b"1"
     assert headers["deltaflow.reason"].startswith(b"record key: ")
+
+
+def test_upsert_buffer_flush_keeps_the_last_change_per_key(broker, new_topic):
+    topic = new_topic("ubuf")
+    ensure_topics(broker, [topic])
+    options = {"connector": "upsert-kafka", "topic": topic, "key.format": "json", "value.format": "json",
+               "sink.buffer-flush.max-rows": "100", "sink.buffer-flush.interval": "1 h"}  # fmt: skip
+    table = spec("t", "id INT, total BIGINT", options, primary_key=["id"])
+    sink = create_sink(table, bootstrap=broker)
+    sink.write(Batch([INS, UB, UA, INS, D], [(1, 1), (1, 1), (1, 2), (2, 9), (2, 9)]))
+    sink.flush(10)
+    raw = read_topic(broker, topic)
+    assert [(json.loads(k), v and json.loads(v)) for k, v, _ in raw] == [
+        ({"id": 1}, {"id": 1, "total": 2}),
+        ({"id": 2}, None),
+    ]
+    half = dict(options)
+    del half["sink.buffer-flush.interval"]
+    with pytest.raises(ConnectorError, match="sink.buffer-flush.interval"):
+        create_sink(spec("t", "id INT, total BIGINT", half, primary_key=["id"]), bootstrap=broker)
