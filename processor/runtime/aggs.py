@@ -296,7 +296,7 @@ class Aggregates:
             if call.distinct and call.args:
                 fn = Distinct(fn)
             self.fns.append(fn)
-        self.value_fns = [(slot, fn.value) for slot, fn in enumerate(self.fns, start=1)]
+        self.values = self._compile_values()
         self.accumulate = self._compile(retract=False)
         self.retract = self._compile(retract=True)
 
@@ -339,8 +339,17 @@ class Aggregates:
         exec(compile("\n".join(lines) + "\n", "<aggregates>", "exec"), scope)  # noqa: S102
         return scope["fold"]  # type: ignore[return-value]
 
-    def values(self, acc: list) -> tuple:
-        return tuple([value(acc[slot]) for slot, value in self.value_fns])
+    def _compile_values(self) -> Callable[[list], tuple]:
+        """One generated function reading every result from an accumulator (COUNT inline)."""
+        parts = []
+        for slot, fn in enumerate(self.fns, start=1):
+            parts.append(f"acc[{slot}]" if type(fn) is Count else f"vals[{slot - 1}](acc[{slot}])")
+        source = (
+            f"def values(acc):\n    return ({', '.join(parts)}{',' if len(parts) == 1 else ''})\n"
+        )
+        scope = {"vals": [fn.value for fn in self.fns]}
+        exec(compile(source, "<aggregate values>", "exec"), scope)  # noqa: S102
+        return scope["values"]  # type: ignore[return-value]
 
     def dump(self, acc: list) -> list:
         out = [acc[0]]

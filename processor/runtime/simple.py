@@ -26,7 +26,7 @@ class CalcOperator(Operator):
         if not batch:
             return Batch()
         kinds, rows = self.fn(batch.kinds, batch.rows)
-        return Batch(list(kinds), list(rows))
+        return Batch(kinds, rows)
 
 
 class DropUpdateBeforeOperator(Operator):

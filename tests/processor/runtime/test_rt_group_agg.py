@@ -352,3 +352,9 @@ def test_listagg_with_a_separator_column(backend):
         backend=backend,
     )
     assert out == ["+I[x]", "+U[x;y]", "+U[y]"]
+
+
+def test_group_by_without_aggregates_is_a_distinct(backend):
+    node = group_agg(T2, (0,), ())
+    out = run(node, "+I[a, 1]\n+I[a, 2]\n-D[a, 1]\n-D[a, 2]", T2, types("STRING"), backend=backend)
+    assert out == ["+I[a]", "-D[a]"]
