@@ -182,10 +182,12 @@ class Resolver:
             return self.low(tp)
         if reset in ("latest", "largest", "end"):
             return self.high(tp)
+        group = self.conf.get("group.id")
+        where = f"in group '{group}'" if group else "(the table sets no 'properties.group.id')"
         raise self.opts.error(
-            f"no committed offset for {tp[0]}/{tp[1]} in group '{self.conf.get('group.id', '')}'; "
-            "set 'properties.auto.offset.reset' to 'earliest' or 'latest', or choose another "
-            "'scan.startup.mode'"
+            f"no committed offset for {tp[0]}/{tp[1]} {where}; set "
+            "'properties.auto.offset.reset' to 'earliest' or 'latest', or choose another "
+            "'scan.startup.mode' (the default is 'group-offsets', as in Flink)"
         )
 
     def end(self, tp, bounds: Bounds, mode: Mode) -> None:
