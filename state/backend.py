@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import os
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,6 +32,8 @@ FORMAT_KEY = "format"
 FORMAT_VERSION = 1
 MAX_DBS = 4096
 MAX_KEY_BYTES = 511  # LMDB's compiled-in key size limit
+# The environments open in this process, by real path: LMDB forbids opening one twice.
+_OPEN: weakref.WeakValueDictionary[str, StateBackend] = weakref.WeakValueDictionary()
 # LMDB reports a short write (a full disk, a file size limit) as EIO.
 _DISK_ERRORS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO)
 
@@ -49,6 +52,8 @@ class StateBackend:
     ) -> None:
         self.path = Path(path)
         self._pid = os.getpid()
+        self._env = None
+        _claim(self)
         self._env = _open_env(self.path, map_size, create and not readonly, durable, readonly)
         self._read: lmdb.Transaction | None = None
         self._tables: dict[str, StateTable] = {}
@@ -384,6 +389,17 @@ def _write_error(path: Path, err: lmdb.Error) -> StateError:
         f"state directory {path}: LMDB write failed ({text}); the last checkpoint is intact, "
         "restart the job to resume from it"
     )
+
+
+def _claim(backend: StateBackend) -> None:
+    key = os.path.realpath(backend.path)
+    other = _OPEN.get(key)
+    if other is not None and other._env is not None and other._pid == os.getpid():
+        raise StateError(
+            f"state directory {backend.path} is already open in this process; use that "
+            "StateBackend (LMDB breaks its locks when one process opens an environment twice)"
+        )
+    _OPEN[key] = backend
 
 
 def _check_name(name: str) -> None:

@@ -251,3 +251,11 @@ def test_stats_from_another_thread_while_the_job_commits(backend) -> None:
         poller.join()
     assert errors == []
     assert sorted(name for name, _, _ in backend.stats()) == [f"t{i}" for i in range(5)]
+
+
+def test_opening_one_directory_twice_in_a_process_is_refused(tmp_path) -> None:
+    first = StateBackend(tmp_path / "s")
+    with pytest.raises(StateError, match="already open in this process"):
+        StateBackend(tmp_path / "s")
+    first.close()
+    StateBackend(tmp_path / "s").close()
