@@ -43,7 +43,11 @@ class Node:
 
 @dataclass(frozen=True)
 class Watermark:
-    """``WATERMARK FOR rowtime AS expr``: column index and the delay expression's result."""
+    """``WATERMARK FOR rowtime AS expr``: column index and the delay expression's result.
+
+    ``rowtime`` is -1 when the rowtime is a computed column (``ts AS TO_TIMESTAMP_LTZ(ms, 3)``);
+    ``expr`` then already computes it from the scan's row.
+    """
 
     rowtime: int
     expr: Expr  # evaluated on the scan's output row, gives the watermark timestamp

@@ -132,6 +132,8 @@ def _select_over(
 
     scope = Scope(agg.columns, functions, placeholders)
     having = select.args.get("having")
+    for item in [*items, *([having.this] if having else [])]:
+        _check_grouped(item.copy().transform(swap), scope)
     cond = bind(having.this.copy().transform(swap), scope) if having else None
     projection = [bind(item.copy().transform(swap).unalias(), scope) for item in items]
     cols = [
@@ -146,6 +148,15 @@ def _select_over(
     if unchanged:
         return Rel(agg.node, cols)
     return Rel(L.Calc([agg.node], fields_of(cols), projection=projection, condition=cond), cols)
+
+
+def _check_grouped(node: exp.Expr, scope: Scope) -> None:
+    """Flink's check: a column outside aggregate calls must be a GROUP BY column."""
+    for column in node.find_all(exp.Column):
+        if column.name not in scope.placeholders and not scope.has(column):
+            raise SqlError(
+                f"Expression '{column.name}' is not being grouped; add it to GROUP BY or aggregate "
+                f"it, e.g. MAX({column.name})", *position(column))  # fmt: skip
 
 
 def _aggregate_uses(items: list[exp.Expr], having: exp.Expr | None, nkeys: int) -> list[AggUse]:

@@ -74,13 +74,19 @@ class Scope:
         ]
         if len(hits) == 1:
             return InputRef(self.columns[hits[0]].type, hits[0])
-        shown = f"{qual}.{name}" if qual else name
         if hits:
             raise SqlError(
-                f"column {shown!r} is ambiguous; qualify it with its table alias", *position(column)
+                f"Column '{name}' is ambiguous; qualify it with its table alias", *position(column)
             )
         pool = [c.name for c in self.columns if qual is None or c.qualifier == qual]
-        raise SqlError(f"column {shown!r} not found{closest(name, pool)}", *position(column))
+        where = f"table '{qual}'" if qual else "any table"
+        raise SqlError(
+            f"Column '{name}' not found in {where}{closest(name, pool)}", *position(column)
+        )
+
+    def has(self, column: exp.Column) -> bool:
+        name, qual = column.name, column.table or None
+        return any(c.name == name and (qual is None or c.qualifier == qual) for c in self.columns)
 
 
 def bind(node: exp.Expr, scope: Scope) -> Expr:

@@ -88,9 +88,7 @@ class Catalog:
                 if _short(name) in self.views
                 else closest(_short(name), [*self.tables, *self.views])
             )
-            raise SqlError(
-                f"table {name!r} is not defined; create it with CREATE TABLE{where}", *pos
-            )
+            raise SqlError(f"Object '{name}' not found; create it with CREATE TABLE{where}", *pos)
         return found
 
     def _check_new(self, name: str, pos: tuple[int, int]) -> None:

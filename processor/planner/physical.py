@@ -11,7 +11,6 @@ from itertools import count
 from typing import Any
 
 from deltaflow.processor import plan as P
-from deltaflow.processor.exprs.nodes import InputRef
 from deltaflow.processor.planner import logical as L
 
 
@@ -62,10 +61,10 @@ def _sink(node: L.Sink, base: dict[str, Any]) -> P.Node:
 def _scan(node: L.Scan, base: dict[str, Any]) -> P.Node:
     t = node.table
     watermark = None
-    if t.watermark is not None:
+    if t.watermark is not None and node.watermark_expr is not None:
         names = [f.name for f in node.fields]
-        at = names.index(t.watermark[0])
-        watermark = P.Watermark(at, node.watermark_expr or InputRef(node.fields[at].type, at))
+        at = names.index(t.watermark[0]) if t.watermark[0] in names else -1
+        watermark = P.Watermark(at, node.watermark_expr)
     return P.TableSourceScan(
         **base,
         table=t.qualified,

@@ -48,6 +48,7 @@ class QueryBinder:
         return Rel(L.Union([left.node, right.node], fields_of(cols)), cols)
 
     def _select(self, select: exp.Select) -> Rel:
+        _check_supported(select)
         top_n = row_number_item(select)
         if top_n is not None:
             rel = bind_top_n(self, select, *top_n)
@@ -65,3 +66,24 @@ class QueryBinder:
             node = L.Aggregate([out.node], fields_of(out.columns), group_keys=keys, aggs=[])
             out = Rel(node, out.columns)
         return out
+
+
+def _check_supported(select: exp.Select) -> None:
+    """Clauses a continuous query cannot run (as in Flink) or deltaflow does not run yet."""
+    if select.args.get("order") is not None:
+        raise SqlError(
+            "Sort on a non-time-attribute field is not supported. A continuous query has no final "
+            "order; drop ORDER BY, or keep the top rows with ROW_NUMBER() OVER (ORDER BY ...)",
+            *position(select.args["order"]))  # fmt: skip
+    for clause in ("limit", "offset"):
+        if select.args.get(clause) is not None:
+            raise SqlError(
+                f"{clause.upper()} is not supported in a deltaflow job; keep the top rows with "
+                "ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) and a WHERE rn <= N filter",
+                *position(select.args[clause]))  # fmt: skip
+    for clause in ("where", "having"):
+        found = select.args[clause].find(exp.Select) if select.args.get(clause) else None
+        if found is not None:
+            raise SqlError(
+                "subqueries in WHERE or HAVING (IN / EXISTS / scalar) are not supported yet; write "
+                "them as a JOIN", *position(found))  # fmt: skip

@@ -18,16 +18,48 @@ def bind_insert(binder, insert: Insert) -> L.Sink:  # noqa: ANN001 - QueryBinder
     table = binder.catalog.table(insert.table, insert.pos)
     rel = binder.query(insert.query)
     targets = _targets(list(table.persisted), insert, table.name)
-    if len(rel.columns) != len(targets):
-        raise SqlError(
-            f"INSERT INTO {table.name} gives {len(rel.columns)} columns but the table takes "
-            f"{len(targets)} ({', '.join(c.name for c in targets)}); select exactly those columns",
-            *insert.pos,
-        )
+    _check_types(rel, targets, table.qualified, insert)
     node = _cast_to(rel, [c.type for c in targets])  # type: ignore[misc]
     pk = tuple(i for i, c in enumerate(targets) if c.name in table.primary_key)
     fields = [Field(c.name, f.type) for f, c in zip(node.fields, targets, strict=True)]
     return L.Sink([node], fields, table=table, primary_key=pk, on_conflict=insert.on_conflict)
+
+
+_NUMERIC_ORDER = ("TINYINT", "SMALLINT", "INT", "BIGINT", "DECIMAL", "FLOAT", "DOUBLE")
+_FAMILIES = ({"CHAR", "VARCHAR"}, {"BINARY", "VARBINARY"})
+
+
+def implicit_cast_ok(src: DataType, dst: DataType) -> bool:
+    """Flink's implicit casts into a sink column: numeric widening, any string or binary
+    length, any fractional-second precision, and equal types (nullability aside)."""
+    if src.root == "NULL" or src.with_nullable(True) == dst.with_nullable(True):
+        return True
+    if src.root in _NUMERIC_ORDER and dst.root in _NUMERIC_ORDER:
+        return _NUMERIC_ORDER.index(src.root) <= _NUMERIC_ORDER.index(dst.root)
+    if any(src.root in f and dst.root in f for f in _FAMILIES):
+        return True
+    return src.root == dst.root and src.root in ("TIMESTAMP", "TIMESTAMP_LTZ", "TIME")
+
+
+def _check_types(rel: Rel, targets: list[Column], table: str, insert: Insert) -> None:
+    """Flink's check, with its message: same column count, each query type implicitly castable."""
+    cause = None
+    if len(rel.columns) != len(targets):
+        cause = "Different number of columns."
+    else:
+        for i, (col, target) in enumerate(zip(rel.columns, targets, strict=True)):
+            if not implicit_cast_ok(col.type, target.type):  # type: ignore[arg-type]
+                cause = f"Incompatible types for sink column '{target.name}' at position {i + 1}."
+                break
+    if cause is None:
+        return
+    query = ", ".join(f"{c.name}: {c.type.sql()}" for c in rel.columns)
+    sink = ", ".join(f"{c.name}: {c.type.sql()}" for c in targets)  # type: ignore[union-attr]
+    raise SqlError(
+        f"Column types of query result and sink for '{table}' do not match. Cause: {cause} "
+        f"Query schema: [{query}] Sink schema: [{sink}]; select columns of these types, or CAST them",
+        *insert.pos,
+    )
 
 
 def _targets(columns: list[Column], insert: Insert, table: str) -> list[Column]:
