@@ -24,6 +24,7 @@ from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
 from deltaflow.processor.exprs.compile import compile_predicate
 from deltaflow.processor.plan import Join
 from deltaflow.processor.runtime.base import Operator, key_getter, row_freezer
+from deltaflow.state.keys import encode_key
 
 _OUTER = {
     "INNER": (False, False),
@@ -50,19 +51,26 @@ class _Side:
     def entry_key(self, row: tuple) -> tuple:
         return row if self.freeze is None else self.freeze(row)
 
-    def load(self, keys: list[tuple]) -> None:
-        missing = [k for k in keys if k not in self.loaded]
-        entry_key = self.entry_key
-        for key, raw in zip(missing, self.table.get_many(missing), strict=True):
-            self.loaded[key] = {} if raw is None else {entry_key(r): [n, m, r] for r, n, m in raw}
+    def load(self, encoded: dict[tuple, bytes]) -> None:
+        """Reads the entries of the batch's join keys (``encoded``: key -> its state key)."""
+        keys = list(encoded)
+        freeze = self.freeze
+        stored = self.table.get_many_encoded(list(encoded.values()))
+        for key, raw in zip(keys, stored, strict=True):
+            if raw is None:
+                self.loaded[key] = {}
+            elif freeze is None:
+                self.loaded[key] = {r: [n, m, r] for r, n, m in raw}
+            else:
+                self.loaded[key] = {freeze(r): [n, m, r] for r, n, m in raw}
 
-    def store(self) -> None:
+    def store(self, encoded: dict[tuple, bytes]) -> None:
         for key in self.dirty:
             entries = self.loaded[key]
             if entries:
-                self.table.put(key, [(r, n, m) for n, m, r in entries.values()])
+                self.table.put_encoded(encoded[key], [(r, n, m) for n, m, r in entries.values()])
             else:
-                self.table.delete(key)
+                self.table.delete_encoded(encoded[key])
         self.dirty.clear()
         self.loaded.clear()
 
@@ -87,14 +95,14 @@ class JoinOperator(Operator):
         is_left = port == 0
         mine, other = (self.sides[0], self.sides[1]) if is_left else (self.sides[1], self.sides[0])
         keys = [self.key_of[port](r) for r in batch.rows]
-        distinct = list(dict.fromkeys(keys))
-        mine.load(distinct)
-        other.load(distinct)
+        encoded = {k: encode_key(k) for k in dict.fromkeys(keys)}  # each key encoded once
+        mine.load(encoded)
+        other.load(encoded)
         out = Batch()
         for kind, row, key in zip(batch.kinds, batch.rows, keys, strict=True):
             self._one(out, kind, row, key, mine, other, is_left)
-        mine.store()
-        other.store()
+        mine.store(encoded)
+        other.store(encoded)
         return out
 
     def _matches(self, row: tuple, key: tuple, other: _Side, is_left: bool) -> list:
