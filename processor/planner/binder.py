@@ -105,39 +105,54 @@ class FromBinder:
         table = join.this
         version = table.args.get("version") if isinstance(table, exp.Table) else None
         right = self.relation(table)
-        columns = left.columns + right.columns
-        scope = Scope(columns, self.functions)
-        side = (join.side or "").upper()
-        join_type = {"LEFT": "LEFT", "RIGHT": "RIGHT", "FULL": "FULL"}.get(side, "INNER")
-        on = join.args.get("on")
-        cond = bind(on, scope) if on is not None else None
-        lk, rk, rest = _equi_keys(cond, len(left.columns))
-        nullable_left, nullable_right = (
-            join_type in ("RIGHT", "FULL"),
-            join_type in ("LEFT", "FULL"),
+        scope = Scope(left.columns + right.columns, self.functions)
+        join_type = {"LEFT": "LEFT", "RIGHT": "RIGHT", "FULL": "FULL"}.get(
+            (join.side or "").upper(), "INNER"
         )
-        out = [_nullable(c, nullable_left) for c in left.columns] + [
-            _nullable(c, nullable_right) for c in right.columns
-        ]
-        if version is not None and isinstance(right.node, L.Scan):
-            node: L.LNode = L.LookupJoin(
-                [left.node],
-                unique_fields(out),
-                join_type=join_type,
-                table=right.node.table,
-                probe_keys=lk,
-                lookup_keys=rk,
-                condition=rest,
+        if join.kind and join.kind.upper() == "CROSS":
+            raise SqlError(
+                "CROSS JOIN is not supported in a deltaflow job; join ON equal columns",
+                *position(join),
             )
-        else:
-            node = L.Join(
-                [left.node, right.node],
-                unique_fields(out),
-                join_type=join_type,
-                left_keys=lk,
-                right_keys=rk,
-                condition=rest,
+        on = join.args.get("on")
+        lk, rk, rest = _equi_keys(bind(on, scope) if on is not None else None, len(left.columns))
+        out = [_nullable(c, join_type in ("RIGHT", "FULL")) for c in left.columns]
+        out += [_nullable(c, join_type in ("LEFT", "FULL")) for c in right.columns]
+        if version is not None:
+            return self._lookup_join(left, right, version, join_type, (lk, rk, rest), out)
+        node = L.Join(
+            [left.node, right.node],
+            unique_fields(out),
+            join_type=join_type,
+            left_keys=lk,
+            right_keys=rk,
+            condition=rest,
+        )
+        return Rel(node, out)
+
+    def _lookup_join(
+        self, left: Rel, right: Rel, version: exp.Expr, join_type: str, keys, out
+    ) -> Rel:  # noqa: ANN001
+        """``JOIN t FOR SYSTEM_TIME AS OF left.proctime``: probe table ``t`` by the equi-join keys."""
+        time = version.args.get("expression")
+        ref = bind(time, Scope(left.columns, self.functions)) if time is not None else None
+        attr = left.columns[ref.index].time_attr if isinstance(ref, InputRef) else None
+        if attr != "PROCTIME":
+            raise SqlError(
+                "FOR SYSTEM_TIME AS OF takes the left table's processing-time attribute (a PROCTIME() "
+                "column); event-time temporal joins are not supported yet", *position(version))  # fmt: skip
+        if not isinstance(right.node, L.Scan) or join_type not in ("INNER", "LEFT"):
+            raise SqlError(
+                "a lookup join (FOR SYSTEM_TIME AS OF) needs a plain table without computed columns, "
+                "joined with JOIN or LEFT JOIN", *position(version))  # fmt: skip
+        lk, rk, rest = keys
+        if not lk:
+            raise SqlError(
+                "a lookup join needs equality conditions on the looked-up table's columns",
+                *position(version),
             )
+        node = L.LookupJoin([left.node], unique_fields(out), join_type=join_type, table=right.node.table,
+                            probe_keys=lk, lookup_keys=rk, condition=rest)  # fmt: skip
         return Rel(node, out)
 
 

@@ -170,8 +170,25 @@ def _metadata(span: Span, lo: int, hi: int, words: list[str]) -> tuple[str | Non
     return key, "VIRTUAL" in words[at:]
 
 
+def _skip_table_clauses(span: Span, i: int) -> int:
+    """Past ``COMMENT '...'`` and ``PARTITIONED BY (...)`` (kept by Flink's catalog, unused here)."""
+    toks = span.tokens
+    while i < len(toks):
+        word = toks[i].text.upper()
+        if word == "COMMENT" and i + 1 < len(toks):
+            i += 2
+        elif word == "PARTITIONED" and i + 2 < len(toks):
+            i = _matching_paren(span, i + 2) + 1
+        elif word == "PARTITIONED BY" and i + 1 < len(toks):
+            i = _matching_paren(span, i + 1) + 1
+        else:
+            return i
+    return i
+
+
 def _with_options(span: Span, i: int) -> dict[str, str]:
     toks = span.tokens
+    i = _skip_table_clauses(span, i)
     if i >= len(toks):
         return {}
     if toks[i].text.upper() != "WITH" or i + 1 >= len(toks):

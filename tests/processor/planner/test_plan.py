@@ -181,3 +181,38 @@ def test_window_time_column_must_be_a_time_attribute() -> None:
     with pytest.raises(SqlError, match="not a time attribute") as info:
         plan_job(sql)
     assert info.value.line == 3
+
+
+LOOKUP = """CREATE TABLE orders (id BIGINT, cid BIGINT, ts TIMESTAMP(3), pt AS PROCTIME(),
+  WATERMARK FOR ts AS ts) WITH ('connector' = 'kafka', 'topic' = 'o', 'format' = 'json');
+CREATE TABLE customers (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED)
+  WITH ('connector' = 'kafka', 'topic' = 'c', 'format' = 'debezium-json');
+CREATE TABLE r (id BIGINT, name STRING) WITH ('connector' = 'print');
+"""
+
+
+def test_lookup_join_probes_the_table_by_the_equi_join_keys() -> None:
+    sql = LOOKUP + (
+        "INSERT INTO r SELECT o.id, c.name FROM orders AS o "
+        "LEFT JOIN customers FOR SYSTEM_TIME AS OF o.pt AS c ON o.cid = c.id;"
+    )
+    job = plan_job(sql)
+    lookup = only(job.plan.sinks[0], P.LookupJoin)
+    assert (lookup.join_type, lookup.probe_keys, lookup.lookup_keys) == ("LEFT", (1,), (0,))
+    assert lookup.table == "default_catalog.default_database.customers"
+    assert [f.name for f in lookup.table_fields] == ["id", "name"]
+    assert lookup.changelog_mode == frozenset({0})
+    assert (
+        "LookupJoin(table=[default_catalog.default_database.customers], joinType=[LeftOuterJoin], lookup=[id=cid]"
+        in job.explain()
+    )
+
+
+def test_lookup_join_needs_a_processing_time_attribute() -> None:
+    sql = LOOKUP + (
+        "INSERT INTO r SELECT o.id, c.name FROM orders AS o "
+        "JOIN customers FOR SYSTEM_TIME AS OF o.ts AS c ON o.cid = c.id;"
+    )
+    with pytest.raises(SqlError, match="processing-time attribute") as info:
+        plan_job(sql)
+    assert info.value.line == 6

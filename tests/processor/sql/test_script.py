@@ -106,3 +106,33 @@ CREATE TABLE o (id BIGINT, t TIMESTAMP_LTZ(3)) WITH ('connector' = 'print');
 INSERT INTO o SELECT id, op_ts FROM c;"""
     with pytest.raises(PlanError, match="The metadata column\\(s\\): 'op_ts' in cdc source"):
         plan_job(sql)
+
+
+def test_ddl_with_nested_types_comments_and_partitioning() -> None:
+    (table,) = parse_script(
+        "CREATE TEMPORARY TABLE IF NOT EXISTS t (\n"
+        "  tags ARRAY<STRING>, attrs MAP<STRING, INT> COMMENT 'a map',\n"
+        "  pos ROW<x DOUBLE, y DOUBLE>, flag AS tags IS NULL,\n"
+        "  id INT PRIMARY KEY NOT ENFORCED\n"
+        ") COMMENT 'table' PARTITIONED BY (id) WITH ('connector' = 'print')"
+    )
+    assert isinstance(table, CreateTable)
+    assert [c.name for c in table.columns] == ["tags", "attrs", "pos", "flag", "id"]
+    assert table.columns[0].type.sql() == "ARRAY<STRING>"
+    assert table.columns[1].type.sql() == "MAP<STRING, INT>"
+    assert table.columns[2].type.root == "ROW" and len(table.columns[2].type.fields) == 2
+    assert table.columns[3].expr is not None
+    assert table.primary_key == ("id",)
+    assert table.options == {"connector": "print"}
+
+
+def test_bad_column_type_names_the_column_and_position() -> None:
+    with pytest.raises(SqlError, match="column 'b'") as info:
+        parse_script("CREATE TABLE t (\n  a INT,\n  b INTEGR\n) WITH ('connector' = 'print')")
+    assert (info.value.line, info.value.col) == (3, 5)
+
+
+def test_explain_plan_for_and_statement_set_body() -> None:
+    (stmt,) = parse_script("EXPLAIN PLAN FOR STATEMENT SET BEGIN INSERT INTO a SELECT 1; END;")
+    assert isinstance(stmt, S.Explain) and isinstance(stmt.body, S.StatementSet)
+    assert stmt.details == ()
