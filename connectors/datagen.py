@@ -168,14 +168,7 @@ def _random(opts: TableOptions, pre: str, dtype: T.DataType):  # noqa: C901 - a 
     if root == T.BOOLEAN:
         return lambda rng, i: rng.random() < 0.5
     if root in T.STRING_ROOTS or root in T.BINARY_ROOTS:
-        length = opts.integer(
-            pre + "length", 100 if root in (T.VARCHAR, T.VARBINARY) else dtype.length, minimum=1
-        )
-        if dtype.length and root in (T.CHAR, T.VARCHAR, T.BINARY, T.VARBINARY):
-            length = min(length, dtype.length)  # type: ignore[type-var]
-        if root in T.BINARY_ROOTS:
-            return lambda rng, i: rng.randbytes(length)
-        return lambda rng, i: f"{rng.getrandbits(4 * length):0{length}x}"
+        return _text(opts, pre, dtype)
     if root in (T.TIMESTAMP, T.TIMESTAMP_LTZ, T.DATE, T.TIME):
         past = opts.integer(pre + "max-past", 0, minimum=0)
         now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
@@ -191,3 +184,27 @@ def _random(opts: TableOptions, pre: str, dtype: T.DataType):  # noqa: C901 - a 
 
         return stamp
     raise opts.error(f"datagen cannot generate column type {dtype.sql()}")
+
+
+def _text(opts: TableOptions, pre: str, dtype: T.DataType):
+    """Random hex strings (or bytes) of ``length``; ``var-len`` draws a length in 1..length."""
+    root = dtype.root
+    variable = root in (T.VARCHAR, T.VARBINARY)
+    length = opts.integer(pre + "length", 100 if variable else dtype.length, minimum=1)
+    if dtype.length:
+        length = min(length, dtype.length)  # type: ignore[type-var]
+    if opts.boolean(pre + "var-len") and not variable:
+        raise opts.error(f"option '{pre}var-len' needs a variable-length column, not {dtype.sql()}")
+    size = (
+        (lambda rng: rng.randint(1, length))
+        if opts.boolean(pre + "var-len")
+        else (lambda rng: length)
+    )
+    if root in T.BINARY_ROOTS:
+        return lambda rng, i: rng.randbytes(size(rng))
+
+    def text(rng, i):
+        n = size(rng)
+        return f"{rng.getrandbits(4 * n):0{n}x}"
+
+    return text

@@ -155,3 +155,13 @@ def test_print_standard_error_goes_to_stderr(capsys):
     sink.flush(1)
     captured = capsys.readouterr()
     assert captured.err == "-D[7]\n" and captured.out == ""
+
+
+def test_datagen_var_len_draws_lengths_up_to_length():
+    table = _datagen(
+        **{"number-of-rows": "500", "fields.name.length": "5", "fields.name.var-len": "true"}
+    )
+    source = create_source(table)
+    source.open()
+    lengths = {len(r[1]) for r in read_all(source).rows}
+    assert lengths == {1, 2, 3, 4, 5}
