@@ -10,6 +10,7 @@ from operator import itemgetter
 
 from deltaflow.formats.changelog import Batch
 from deltaflow.processor.exprs.compile import EvalContext
+from deltaflow.state.keys import EMPTY, encode_key
 
 MIN_WATERMARK = -(1 << 63)
 MAX_WATERMARK = (1 << 63) - 1
@@ -102,3 +103,9 @@ def row_freezer(types) -> Callable[[tuple], tuple] | None:
     if not any(_unhashable(t) for t in types):
         return None
     return lambda row: tuple(_freeze(v) for v in row)
+
+
+def state_key(key: tuple) -> bytes:
+    """The bytes a state table stores ``key`` under (the empty tuple too), for the
+    ``*_encoded`` methods: operators encode each key of a batch once."""
+    return encode_key(key) or EMPTY

@@ -20,7 +20,7 @@ from __future__ import annotations
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch
 from deltaflow.processor.plan import GroupAggregate
 from deltaflow.processor.runtime.aggs import Aggregates
-from deltaflow.processor.runtime.base import Operator, key_getter
+from deltaflow.processor.runtime.base import Operator, key_getter, state_key
 
 
 class GroupAggOperator(Operator):
@@ -36,29 +36,29 @@ class GroupAggOperator(Operator):
         if not batch:
             return Batch()
         keys = [self.key_of(r) for r in batch.rows]
-        accs = self._load(keys)
+        encoded = {k: state_key(k) for k in dict.fromkeys(keys)}  # each key encoded once
+        accs = self._load(encoded)
         if self.mini_batch:
             out = self._fold_per_key(batch, keys, accs)
         else:
             out = self._per_record(batch, keys, accs)
-        self._store(accs)
+        self._store(accs, encoded)
         return out
 
-    def _load(self, keys: list[tuple]) -> dict[tuple, list | None]:
-        distinct = list(dict.fromkeys(keys))
+    def _load(self, encoded: dict[tuple, bytes]) -> dict[tuple, list | None]:
         load = self.aggs.load
-        stored = self.state.get_many(distinct)
+        stored = self.state.get_many_encoded(list(encoded.values()))
         return {
-            k: None if raw is None else load(raw) for k, raw in zip(distinct, stored, strict=True)
+            k: None if raw is None else load(raw) for k, raw in zip(encoded, stored, strict=True)
         }
 
-    def _store(self, accs: dict[tuple, list | None]) -> None:
+    def _store(self, accs: dict[tuple, list | None], encoded: dict[tuple, bytes]) -> None:
         dump = self.aggs.dump
         for key, acc in accs.items():
             if acc is None:
-                self.state.delete(key)
+                self.state.delete_encoded(encoded[key])
             else:
-                self.state.put(key, dump(acc))
+                self.state.put_encoded(encoded[key], dump(acc))
 
     def _per_record(self, batch: Batch, keys: list[tuple], accs: dict) -> Batch:
         aggs = self.aggs

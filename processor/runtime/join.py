@@ -23,8 +23,7 @@ from __future__ import annotations
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
 from deltaflow.processor.exprs.compile import compile_predicate
 from deltaflow.processor.plan import Join
-from deltaflow.processor.runtime.base import Operator, key_getter, row_freezer
-from deltaflow.state.keys import encode_key
+from deltaflow.processor.runtime.base import Operator, key_getter, row_freezer, state_key
 
 _OUTER = {
     "INNER": (False, False),
@@ -95,7 +94,7 @@ class JoinOperator(Operator):
         is_left = port == 0
         mine, other = (self.sides[0], self.sides[1]) if is_left else (self.sides[1], self.sides[0])
         keys = [self.key_of[port](r) for r in batch.rows]
-        encoded = {k: encode_key(k) for k in dict.fromkeys(keys)}  # each key encoded once
+        encoded = {k: state_key(k) for k in dict.fromkeys(keys)}  # each key encoded once
         mine.load(encoded)
         other.load(encoded)
         out = Batch()

@@ -358,3 +358,10 @@ def test_group_by_without_aggregates_is_a_distinct(backend):
     node = group_agg(T2, (0,), ())
     out = run(node, "+I[a, 1]\n+I[a, 2]\n-D[a, 1]\n-D[a, 2]", T2, types("STRING"), backend=backend)
     assert out == ["+I[a]", "-D[a]"]
+
+
+def test_global_aggregate_state_survives_a_commit(backend):
+    node = group_agg(T2, (), (AggCall("COUNT", (), parse_type("BIGINT"), "n"),), mode=NO_UB)
+    assert run(node, "+I[a, 1]", T2, types("BIGINT"), backend=backend) == ["+I[1]"]
+    backend.commit({})
+    assert run(node, "+I[b, 1]", T2, types("BIGINT"), backend=backend) == ["+U[2]"]

@@ -219,3 +219,22 @@ def test_rows_with_array_and_map_columns_join_and_survive_a_commit(backend, ctx)
     assert out.kinds == [3, 3, 0, 0]
     assert out.rows == [row + (None, None)] * 2 + [row + (1, "x")] * 2
     assert op.process(Batch([3], [(1, [1, 2], {"a": 1})]), 0).rows == [row + (1, "x")]
+
+
+def test_join_without_equality_keys_pairs_every_row(backend, ctx):
+    node = Join(
+        node_id=3,
+        inputs=(scan(1, L), scan(2, R)),
+        fields=fields(OUT),
+        changelog_mode=ALL,
+        join_type="INNER",
+        left_keys=(),
+        right_keys=(),
+    )
+    op = JoinOperator(node, backend, ctx)
+    feed(op, [(0, "+I[1, a]\n+I[2, b]")])
+    backend.commit({})
+    assert feed(JoinOperator(node, backend, ctx), [(1, "+I[9, x]")]) == [
+        "+I[1, a, 9, x]",
+        "+I[2, b, 9, x]",
+    ]
