@@ -309,3 +309,22 @@ def test_missing_topic_is_named(broker, new_topic):
     with pytest.raises(ConnectorError, match=f"topic '{missing}' does not exist"):
         source.open()
     source.close()
+
+
+def test_update_pairs_are_never_split_across_polls(broker, new_topic):
+    topic = new_topic("pairs")
+    lines = (DATA / "debezium-data-schema-exclude.txt").read_bytes().splitlines()
+    produce(broker, topic, [(None, line) for line in lines])
+    table = spec("products", PRODUCTS, {"connector": "kafka", "topic": topic, "format": "debezium-json",
+                 "scan.startup.mode": "earliest-offset", "scan.bounded.mode": "latest-offset"})  # fmt: skip
+    source = create_source(table, bootstrap=broker)
+    source.open()
+    batches = []
+    while not source.finished():
+        batch = source.poll(1, 0.2)
+        if batch:
+            batches.append(batch.kinds)
+    source.close()
+    assert [RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER] in batches
+    assert all(kinds[-1] != RowKind.UPDATE_BEFORE for kinds in batches)
+    assert sum(len(k) for k in batches) == 20
