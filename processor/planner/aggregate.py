@@ -44,10 +44,17 @@ def bind_aggregate(
     group = select.args.get("group")
     window_idx = _window_columns(rel)
     keys: list[tuple[exp.Expr, Expr]] = []
+    grouped_windows = set()
     for g in group.expressions if group else []:
         ref = bind(g, scope)
-        if not (isinstance(ref, InputRef) and ref.index in window_idx):
+        if isinstance(ref, InputRef) and ref.index in window_idx:
+            grouped_windows.add(ref.index)
+        else:
             keys.append((g, ref))
+    if window_idx and not {min(window_idx), min(window_idx) + 1} <= grouped_windows:
+        raise SqlError(
+            "a window aggregation groups by window_start and window_end; add both to GROUP BY",
+            *position(group or select))  # fmt: skip
     having = select.args.get("having")
     uses = _aggregate_uses(items, having.this if having else None, len(keys))
     pre = [k for _, k in keys]

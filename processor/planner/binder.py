@@ -105,6 +105,10 @@ class FromBinder:
         table = join.this
         version = table.args.get("version") if isinstance(table, exp.Table) else None
         right = self.relation(table)
+        if left.window is not None or right.window is not None:
+            raise SqlError(
+                "window joins are not supported yet; aggregate each window table function with "
+                "GROUP BY window_start, window_end in a subquery, then join", *position(join))  # fmt: skip
         scope = Scope(left.columns + right.columns, self.functions)
         join_type = {"LEFT": "LEFT", "RIGHT": "RIGHT", "FULL": "FULL"}.get(
             (join.side or "").upper(), "INNER"

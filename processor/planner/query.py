@@ -5,12 +5,21 @@ from __future__ import annotations
 from sqlglot import exp
 
 from deltaflow.formats.errors import SqlError
+from deltaflow.processor.exprs.coercion import common_type
+from deltaflow.processor.exprs.nodes import input_refs
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.aggregate import bind_aggregate, has_aggregate
 from deltaflow.processor.planner.bind_exprs import ScopeColumn, bind
 from deltaflow.processor.planner.binder import FromBinder, Rel, fields_of
 from deltaflow.processor.planner.catalog import Catalog
-from deltaflow.processor.planner.relops import Functions, expand_star, filter_rel, project_rel
+from deltaflow.processor.planner.relops import (
+    Functions,
+    cast_rel,
+    expand_star,
+    filter_rel,
+    project_rel,
+    require_no_window,
+)
 from deltaflow.processor.planner.top_n import bind_top_n, row_number_item
 from deltaflow.processor.sql.errors import position
 
@@ -41,11 +50,17 @@ class QueryBinder:
             raise SqlError(
                 f"both sides of UNION ALL need the same number of columns ({len(left.columns)} and "
                 f"{len(right.columns)})", *position(node))  # fmt: skip
-        cols = [
-            ScopeColumn(None, a.name, a.type.with_nullable(a.type.nullable or b.type.nullable))
-            for a, b in zip(left.columns, right.columns, strict=True)
-        ]
-        return Rel(L.Union([left.node, right.node], fields_of(cols)), cols)
+        types = []
+        for i, (a, b) in enumerate(zip(left.columns, right.columns, strict=True)):
+            common = common_type([a.type, b.type])
+            if common is None:
+                raise SqlError(
+                    f"UNION ALL column {i + 1} ({a.name}) has types {a.type.sql()} and {b.type.sql()}, "
+                    "which have no common type; CAST one side", *position(node))  # fmt: skip
+            types.append(common)
+        cols = [ScopeColumn(None, a.name, t) for a, t in zip(left.columns, types, strict=True)]
+        inputs = [cast_rel(side, types) for side in (left, right)]
+        return Rel(L.Union(inputs, fields_of(cols)), cols)
 
     def _select(self, select: exp.Select) -> Rel:
         _check_supported(select)
@@ -56,10 +71,17 @@ class QueryBinder:
             rel = self.froms.from_clause(select)
             where = select.args.get("where")
             if where is not None:
-                rel = filter_rel(rel, bind(where.this, rel.scope(self.functions)))
+                cond = bind(where.this, rel.scope(self.functions))
+                if (
+                    rel.window is not None
+                    and max(input_refs(cond), default=-1) >= len(rel.columns) - 3
+                ):
+                    require_no_window(rel, "filtering on window columns", where)
+                rel = filter_rel(rel, cond)
         items = expand_star(select.expressions, rel)
         if select.args.get("group") or select.args.get("having") or has_aggregate(items):
             return bind_aggregate(select, rel, items, self.functions)
+        require_no_window(rel, "a query without GROUP BY", select)
         out = project_rel(rel, items, self.functions)
         if select.args.get("distinct"):
             keys = tuple(range(len(out.columns)))

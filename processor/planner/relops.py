@@ -4,12 +4,26 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from deltaflow.formats.errors import SqlError
+from deltaflow.formats.types import DataType
+from deltaflow.processor.exprs.functions import make_cast
 from deltaflow.processor.exprs.nodes import Expr, InputRef
+from deltaflow.processor.plan import Field
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import ScopeColumn, bind
 from deltaflow.processor.planner.binder import Rel, and_all, conjuncts_of, fields_of
+from deltaflow.processor.sql.errors import position
 
 Functions = dict[str, str]
+
+
+def require_no_window(rel: Rel, what: str, node: exp.Expr) -> None:
+    """A window table function's output only feeds a window aggregation (GROUP BY window_start,
+    window_end) in deltaflow; window joins, window Top-N and plain projections are not run."""
+    if rel.window is not None:
+        raise SqlError(
+            f"{what} over a window table function is not supported yet; aggregate it with "
+            "GROUP BY window_start, window_end, ...", *position(node))  # fmt: skip
 
 
 def filter_rel(rel: Rel, cond: Expr) -> Rel:
@@ -66,3 +80,16 @@ def item_name(item: exp.Expr, position: int) -> str:
     if isinstance(item, exp.Column):
         return item.name
     return f"EXPR${position}"
+
+
+def cast_rel(rel: Rel, types: list[DataType]) -> L.LNode:
+    """``rel``'s node with a Calc casting the columns whose type differs (nullability aside)."""
+    projection: list[Expr] = []
+    for i, (col, target) in enumerate(zip(rel.columns, types, strict=True)):
+        ref = InputRef(col.type, i)
+        same = col.type.with_nullable(True) == target.with_nullable(True) or col.type.root == "NULL"
+        projection.append(ref if same else make_cast(ref, target.with_nullable(col.type.nullable)))
+    if all(isinstance(p, InputRef) for p in projection):
+        return rel.node
+    fields = [Field(c.name, p.type) for c, p in zip(rel.columns, projection, strict=True)]
+    return L.Calc([rel.node], fields, projection=projection)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from deltaflow.formats.errors import SqlError
 from deltaflow.formats.types import DataType
-from deltaflow.processor.exprs.functions import make_cast
-from deltaflow.processor.exprs.nodes import Expr, InputRef
 from deltaflow.processor.plan import Field
 from deltaflow.processor.planner import logical as L
-from deltaflow.processor.planner.binder import Rel, fields_of
+from deltaflow.processor.planner.binder import Rel
+from deltaflow.processor.planner.relops import cast_rel
 from deltaflow.processor.sql.ddl import Column
 from deltaflow.processor.sql.errors import closest
 from deltaflow.processor.sql.statements import Insert
@@ -19,7 +18,7 @@ def bind_insert(binder, insert: Insert) -> L.Sink:  # noqa: ANN001 - QueryBinder
     rel = binder.query(insert.query)
     targets = _targets(list(table.persisted), insert, table.name)
     _check_types(rel, targets, table.qualified, insert)
-    node = _cast_to(rel, [c.type for c in targets])  # type: ignore[misc]
+    node = cast_rel(rel, [c.type for c in targets])  # type: ignore[misc]
     pk = tuple(i for i, c in enumerate(targets) if c.name in table.primary_key)
     fields = [Field(c.name, f.type) for f, c in zip(node.fields, targets, strict=True)]
     return L.Sink([node], fields, table=table, primary_key=pk, on_conflict=insert.on_conflict)
@@ -74,20 +73,4 @@ def _targets(columns: list[Column], insert: Insert, table: str) -> list[Column]:
     return [columns[names.index(c)] for c in insert.columns]
 
 
-def _cast_to(rel: Rel, types: list[DataType]) -> L.LNode:
-    """A Calc casting columns whose type differs from the sink's (nullability aside), as Flink does."""
-    projection: list[Expr] = []
-    for i, (col, target) in enumerate(zip(rel.columns, types, strict=True)):
-        ref = InputRef(col.type, i)
-        same = col.type.with_nullable(True) == target.with_nullable(True) or col.type.root == "NULL"
-        projection.append(ref if same else make_cast(ref, target.with_nullable(col.type.nullable)))
-    if all(isinstance(p, InputRef) for p in projection):
-        return rel.node
-    return L.Calc(
-        [rel.node],
-        [Field(c.name, p.type) for c, p in zip(rel.columns, projection, strict=True)],
-        projection=projection,
-    )
-
-
-__all__ = ["bind_insert", "fields_of"]
+__all__ = ["bind_insert"]

@@ -11,7 +11,12 @@ from deltaflow.formats.types import BIGINT, DataType
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
 from deltaflow.processor.planner.binder import Rel, fields_of
-from deltaflow.processor.planner.relops import expand_star, filter_rel, project_rel
+from deltaflow.processor.planner.relops import (
+    expand_star,
+    filter_rel,
+    project_rel,
+    require_no_window,
+)
 from deltaflow.processor.sql.errors import position
 
 
@@ -35,6 +40,7 @@ def row_number_item(select: exp.Select) -> tuple[exp.Subquery, exp.Expr] | None:
 def bind_top_n(binder, select: exp.Select, sub: exp.Subquery, rn_item: exp.Expr) -> Rel:  # noqa: ANN001 - QueryBinder
     inner: exp.Select = sub.this
     rel = binder.froms.from_clause(inner)
+    require_no_window(rel, "ROW_NUMBER()", rn_item)
     if inner.args.get("where") is not None:
         rel = filter_rel(rel, bind(inner.args["where"].this, rel.scope(binder.functions)))
     rn = rn_item.alias or "rn"

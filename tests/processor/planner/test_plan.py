@@ -216,3 +216,40 @@ def test_lookup_join_needs_a_processing_time_attribute() -> None:
     with pytest.raises(SqlError, match="processing-time attribute") as info:
         plan_job(sql)
     assert info.value.line == 6
+
+
+WINDOWED = """CREATE TABLE logs (msg STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
+  WITH ('connector' = 'datagen');
+CREATE TABLE r (msg STRING) WITH ('connector' = 'print');
+"""
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("SELECT msg FROM TABLE(TUMBLE(TABLE logs, DESCRIPTOR(ts), INTERVAL '1' MINUTE))", "without GROUP BY"),
+        ("SELECT msg FROM TABLE(TUMBLE(TABLE logs, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY msg", "window_start and window_end"),
+        ("SELECT msg FROM (SELECT msg, ROW_NUMBER() OVER (PARTITION BY window_start ORDER BY ts) AS rn "
+         "FROM TABLE(TUMBLE(TABLE logs, DESCRIPTOR(ts), INTERVAL '1' MINUTE))) WHERE rn = 1", "ROW_NUMBER"),
+    ],
+)  # fmt: skip
+def test_window_table_functions_only_feed_window_aggregations(query: str, message: str) -> None:
+    with pytest.raises(SqlError, match=message) as info:
+        plan_job(WINDOWED + "INSERT INTO r " + query + ";")
+    assert info.value.line == 4
+
+
+def test_union_all_casts_each_side_to_the_common_type() -> None:
+    sql = (
+        "CREATE TABLE a (x INT, s CHAR(2)) WITH ('connector' = 'datagen');\n"
+        "CREATE TABLE b (x BIGINT, s STRING) WITH ('connector' = 'datagen');\n"
+        "CREATE TABLE r (x BIGINT, s STRING) WITH ('connector' = 'print');\n"
+        "INSERT INTO r SELECT x, s FROM a UNION ALL SELECT x, s FROM b;"
+    )
+    union = only(plan_job(sql).plan.sinks[0], P.Union)
+    left, right = union.inputs
+    assert [t.sql() for t in union.types] == ["BIGINT", "STRING"]
+    assert isinstance(left, P.Calc) and [t.sql() for t in left.types] == ["BIGINT", "STRING"]
+    assert isinstance(right, P.TableSourceScan)
+    with pytest.raises(SqlError, match="no common type"):
+        plan_job(sql.replace("SELECT x, s FROM b", "SELECT s, x FROM b"))
