@@ -113,3 +113,73 @@ def test_hop_row_late_for_its_first_window_still_counts_in_the_next(backend, ctx
     ]
     op.process(parse_changelog("+I[a, 1, 2024-01-01T00:00:07]", T))  # every window fired: dropped
     assert op.late_rows == 1
+
+
+# Flink's window aggregation doc example: the Bid table and SUM(price) per window.
+BID = types("TIMESTAMP(3)", "DECIMAL(10, 2)", "STRING")
+BIDS = """
++I[2020-04-15T08:05, 4.00, C]
++I[2020-04-15T08:07, 2.00, A]
++I[2020-04-15T08:09, 5.00, D]
++I[2020-04-15T08:11, 3.00, B]
++I[2020-04-15T08:13, 1.00, E]
++I[2020-04-15T08:17, 6.00, F]
+"""
+BID_OUT = types("DECIMAL(38, 2)", "TIMESTAMP(3)", "TIMESTAMP(3)", "TIMESTAMP(3)")
+MIN = 60 * SEC
+
+
+def bid_totals(backend, spec):
+    from deltaflow.processor.plan import JobPlan, Sink
+    from deltaflow.processor.runtime.graph import Graph
+
+    win = WindowAggregate(
+        node_id=2,
+        inputs=(scan(1, BID, mode=INSERT_ONLY),),
+        fields=fields(BID_OUT),
+        changelog_mode=INSERT_ONLY,
+        window=spec,
+        group_keys=(),
+        aggs=(AggCall("SUM", (1,), parse_type("DECIMAL(38, 2)"), "total_price"),),
+    )
+    sink = Sink(
+        node_id=3,
+        inputs=(win,),
+        fields=win.fields,
+        changelog_mode=INSERT_ONLY,
+        table="out",
+        options={},
+        physical=win.fields,
+    )
+    graph = Graph(JobPlan(sinks=(sink,)), backend)
+    assert graph.push(1, parse_changelog(BIDS, BID)) == {}
+    return [ln.rsplit(", ", 1)[0] + "]" for ln in show(graph.finish()[3], BID_OUT)]
+
+
+def test_docs_example_tumble(backend):
+    assert bid_totals(backend, WindowSpec("TUMBLE", 0, 10 * MIN)) == [
+        "+I[11.00, 2020-04-15T08:00, 2020-04-15T08:10]",
+        "+I[10.00, 2020-04-15T08:10, 2020-04-15T08:20]",
+    ]
+
+
+def test_docs_example_hop(backend):
+    assert bid_totals(backend, WindowSpec("HOP", 0, 10 * MIN, slide_ms=5 * MIN)) == [
+        "+I[11.00, 2020-04-15T08:00, 2020-04-15T08:10]",
+        "+I[15.00, 2020-04-15T08:05, 2020-04-15T08:15]",
+        "+I[10.00, 2020-04-15T08:10, 2020-04-15T08:20]",
+        "+I[6.00, 2020-04-15T08:15, 2020-04-15T08:25]",
+    ]
+
+
+def test_docs_example_cumulate(backend):
+    assert bid_totals(backend, WindowSpec("CUMULATE", 0, 10 * MIN, step_ms=2 * MIN)) == [
+        "+I[4.00, 2020-04-15T08:00, 2020-04-15T08:06]",
+        "+I[6.00, 2020-04-15T08:00, 2020-04-15T08:08]",
+        "+I[11.00, 2020-04-15T08:00, 2020-04-15T08:10]",
+        "+I[3.00, 2020-04-15T08:10, 2020-04-15T08:12]",
+        "+I[4.00, 2020-04-15T08:10, 2020-04-15T08:14]",
+        "+I[4.00, 2020-04-15T08:10, 2020-04-15T08:16]",
+        "+I[10.00, 2020-04-15T08:10, 2020-04-15T08:18]",
+        "+I[10.00, 2020-04-15T08:10, 2020-04-15T08:20]",
+    ]
