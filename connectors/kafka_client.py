@@ -18,9 +18,11 @@ from deltaflow.formats.errors import ConnectorError
 
 TOPIC_WAIT_S = 3.0  # how long a missing topic may take to appear before it is an error
 _JAAS = re.compile(r'(username|password)\s*=\s*"([^"]*)"')
-# Java client properties that mean nothing to librdkafka (Flink sets or forbids them).
+# Java client (or Flink KafkaSource) properties that mean nothing to librdkafka.
 _JAVA_ONLY = {"key.deserializer", "value.deserializer", "key.serializer", "value.serializer",
-              "sasl.jaas.config", "partition.discovery.interval.ms", "client.id.prefix"}  # fmt: skip
+              "sasl.jaas.config", "partition.discovery.interval.ms", "client.id.prefix",
+              "max.poll.records", "commit.offsets.on.checkpoint", "register.consumer.metrics",
+              "flink.partition-discovery.interval-millis"}  # fmt: skip
 
 
 def client_config(opts: TableOptions, bootstrap: str | None) -> dict[str, str]:
