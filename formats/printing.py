@@ -91,7 +91,9 @@ def formatter(dtype: DataType) -> Callable[[object], str]:
     """A function printing one non-null value of ``dtype`` as Flink's print connector."""
     root = dtype.root
     if root == DECIMAL:
-        return lambda v: format(v, "f")
+        # Java's BigDecimal.toString, which Flink prints: plain unless the adjusted exponent
+        # is below -6 (a zero DECIMAL(21, 13) is 0E-13). Python's str follows the same rule.
+        return str
     if root == DOUBLE:
         return java_double  # type: ignore[return-value]
     if root == FLOAT:
