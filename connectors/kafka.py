@@ -25,8 +25,8 @@ COMMON = (
     "value.fields-include", "sink.parallelism", "scan.parallelism", "deadletter.topic",
 )  # fmt: skip
 SOURCE_ONLY = (
-    "topic-pattern", "scan.topic-partition-discovery.interval", "scan.startup.mode", "scan.startup.specific-offsets",
-    "scan.startup.timestamp-millis", "scan.bounded.mode", "scan.bounded.specific-offsets",
+    "topic-pattern", "scan.topic-partition-discovery.interval", "scan.startup.mode",
+    "scan.startup.specific-offsets", "scan.startup.timestamp-millis", "scan.bounded.mode", "scan.bounded.specific-offsets",
     "scan.bounded.timestamp-millis",
 )  # fmt: skip
 SINK_ONLY = (
@@ -39,10 +39,10 @@ SINK_ONLY = (
 CHANGELOG_FORMATS = ("debezium-json", "debezium-avro-confluent")
 
 
-def table_options(spec: TableSpec, connector: str = "kafka") -> TableOptions:
+def table_options(spec: TableSpec) -> TableOptions:
     known = COMMON + SOURCE_ONLY + SINK_ONLY
     return TableOptions(
-        spec.name, connector, spec.options, known, ["properties.", *format_prefixes(spec.options)]
+        spec.name, "kafka", spec.options, known, ["properties.", *format_prefixes(spec.options)]
     )
 
 
@@ -69,7 +69,7 @@ def sink_mode(spec: TableSpec) -> frozenset[RowKind]:
 
 def open_sink(spec: TableSpec, bootstrap: str | None, out=None) -> KafkaSink:
     opts = table_options(spec)
-    if opts.get("topic-pattern") or ";" in (opts.get("topic") or ";"):
+    if opts.get("topic-pattern") or ";" in opts.required("topic"):
         raise opts.error("a Kafka sink writes to one topic: set option 'topic' to a single name")
     guarantee = delivery_guarantee(opts)
     partitioner = opts.choice("sink.partitioner", PARTITIONERS, "default")
@@ -146,9 +146,14 @@ def _writable_metadata(spec: TableSpec, opts: TableOptions) -> tuple[int | None,
     return stamp, header
 
 
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_MS = dt.timedelta(milliseconds=1)
+
+
 def _millis(value) -> int | None:
+    """Epoch milliseconds of a TIMESTAMP_LTZ value (exact: no float rounding)."""
     if value is None:
         return None
     if value.tzinfo is None:
         value = value.replace(tzinfo=dt.UTC)
-    return int(value.timestamp() * 1000)
+    return (value - _EPOCH) // _MS
