@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch
 from deltaflow.processor.plan import ChangelogNormalize, Deduplicate, SinkUpsertMaterializer
-from deltaflow.processor.runtime.base import Operator, epoch_ms, key_getter
+from deltaflow.processor.runtime.base import Operator, epoch_ms, key_getter, state_key
 
 
 def input_upsert_key(node) -> tuple[int, ...]:
@@ -33,17 +33,24 @@ def input_upsert_key(node) -> tuple[int, ...]:
     return min(keys, key=len) if keys else ()
 
 
-def _load(table, keys: list[tuple]) -> dict[tuple, object]:
-    distinct = list(dict.fromkeys(keys))
-    return dict(zip(distinct, table.get_many(distinct), strict=True))
+class _Loaded:
+    """The state values of a batch's distinct keys, each key encoded once."""
 
+    def __init__(self, table, keys: list[tuple]) -> None:
+        self.table = table
+        self.encoded = {k: state_key(k) for k in dict.fromkeys(keys)}
+        stored = table.get_many_encoded(list(self.encoded.values()))
+        self.original = dict(zip(self.encoded, stored, strict=True))
 
-def _store(table, values: dict[tuple, object]) -> None:
-    for key, value in values.items():
-        if value is None:
-            table.delete(key)
-        else:
-            table.put(key, value)
+    def store(self, values: dict[tuple, object]) -> None:
+        """Writes the keys whose value is not the object that was read (None deletes)."""
+        for key, value in values.items():
+            if value is self.original[key]:
+                continue
+            if value is None:
+                self.table.delete_encoded(self.encoded[key])
+            else:
+                self.table.put_encoded(self.encoded[key], value)
 
 
 def _last_positions(keys: list[tuple]) -> list[int]:
@@ -78,13 +85,14 @@ class ChangelogNormalizeOperator(Operator):
             return Batch()
         kinds, rows = batch.kinds, batch.rows
         keys = [self.key_of(r) for r in rows]
-        last = _load(self.state, keys)
+        loaded = _Loaded(self.state, keys)
+        last = dict(loaded.original)
         out = Batch()
         positions = _last_positions(keys) if self.mini_batch else range(len(keys))
         for i in positions:
             key = keys[i]
             last[key] = _last_row(out, kinds[i], rows[i], last[key], self.ub)  # type: ignore[arg-type]
-        _store(self.state, last)
+        loaded.store(last)
         return out
 
 
@@ -104,7 +112,8 @@ class DeduplicateOperator(Operator):
         if not batch:
             return Batch()
         keys = [self.key_of(r) for r in batch.rows]
-        last = _load(self.state, keys)
+        loaded = _Loaded(self.state, keys)
+        last = dict(loaded.original)
         out = Batch()
         positions = _last_positions(keys) if self.last_per_key else range(len(keys))
         for i in positions:
@@ -120,7 +129,7 @@ class DeduplicateOperator(Operator):
                         out.append(UPDATE_BEFORE, prev)  # type: ignore[arg-type]
                     out.append(UPDATE_AFTER, row)
                 last[key] = row
-        _store(self.state, last)
+        loaded.store(last)
         return out
 
     def _replaces(self, prev: tuple | None, row: tuple) -> bool:
@@ -160,7 +169,8 @@ class UpsertMaterializer:
         if not batch:
             return Batch()
         keys = [self.key_of(r) for r in batch.rows]
-        lists = {k: list(v) if v else [] for k, v in _load(self.state, keys).items()}
+        loaded = _Loaded(self.state, keys)
+        lists = {k: list(v) if v else [] for k, v in loaded.original.items()}
         out = Batch()
         for kind, row, key in zip(batch.kinds, batch.rows, keys, strict=True):
             values = lists[key]
@@ -180,7 +190,7 @@ class UpsertMaterializer:
                 out.append(DELETE, row)
             elif index == len(values):
                 out.append(UPDATE_AFTER, values[-1])
-        _store(self.state, {k: v or None for k, v in lists.items()})
+        loaded.store({k: v or None for k, v in lists.items()})
         return out
 
 
