@@ -7,12 +7,13 @@ window aggregate), and a Calc over it evaluates the SELECT items and HAVING.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
 from deltaflow.formats.errors import SqlError
 from deltaflow.formats.types import BIGINT, DataType, decimal, string
+from deltaflow.processor.exprs.functions import infer_call
 from deltaflow.processor.exprs.nodes import Expr, InputRef
 from deltaflow.processor.plan import AggCall, Field, WindowSpec
 from deltaflow.processor.planner import logical as L
@@ -27,8 +28,13 @@ NAMED_AGGREGATES = frozenset({"LISTAGG", "FIRST_VALUE", "LAST_VALUE", "SUM0"})
 
 @dataclass(frozen=True)
 class AggUse:
-    node: exp.Expr
+    node: exp.Expr  # the aggregate call
     name: str  # the alias, EXPR$<item> for an unaliased item, else $f<column>
+    whole: exp.Expr  # what the SELECT item holds: the call, or ``call FILTER (WHERE cond)``
+
+    @property
+    def condition(self) -> exp.Expr | None:
+        return self.whole.expression.this if isinstance(self.whole, exp.Filter) else None
 
 
 def has_aggregate(items: list[exp.Expr]) -> bool:
@@ -66,16 +72,13 @@ def bind_aggregate(
             pre.append(bind(arg, scope))
             pre_cols.append(_pre_column(pre[-1], len(pre) - 1, rel))
             args.append(len(pre) - 1)
-        distinct = isinstance(use.node.this, exp.Distinct)
-        aggs.append(
-            AggCall(
-                _agg_function(use.node),
-                tuple(args),
-                _agg_type(use.node, pre, args),
-                use.name,
-                distinct,
-            )
-        )
+        agg = AggCall(_agg_function(use.node), tuple(args), _agg_type(use.node, pre, args), use.name,
+                      distinct=isinstance(use.node.this, exp.Distinct))  # fmt: skip
+        if use.condition is not None:  # as Flink: IS TRUE, so an unknown condition skips the row
+            pre.append(infer_call("IS TRUE", [bind(use.condition, scope)]))
+            pre_cols.append(_pre_column(pre[-1], len(pre) - 1, rel))
+            agg = replace(agg, filter_arg=len(pre) - 1)
+        aggs.append(agg)
     out_cols = pre_cols[: len(keys)] + [ScopeColumn(None, a.name, a.type) for a in aggs]
     node = _aggregate_node(rel, pre, pre_cols, out_cols, len(keys), aggs)
     return _select_over(select, Rel(node, out_cols), keys, uses, items, functions)
@@ -130,7 +133,7 @@ def _select_over(
 ) -> Rel:  # noqa: ANN001
     """The SELECT items and HAVING, evaluated over the aggregate's output."""
     targets = {g.sql(): i for i, (g, _) in enumerate(keys) if not isinstance(g, exp.Column)}
-    targets.update({u.node.sql(): len(keys) + i for i, u in enumerate(uses)})
+    targets.update({u.whole.sql(): len(keys) + i for i, u in enumerate(uses)})
     placeholders = {f"$agg{i}": i for i in set(targets.values())}
 
     def swap(n: exp.Expr) -> exp.Expr:
@@ -170,14 +173,15 @@ def _aggregate_uses(items: list[exp.Expr], having: exp.Expr | None, nkeys: int) 
     seen: dict[str, AggUse] = {}
     for index, item in enumerate([*items, *([having] if having is not None else [])]):
         for node in item.find_all(exp.AggFunc, exp.Anonymous):
-            if not _is_aggregate(node) or node.sql() in seen:
+            whole = node.parent if isinstance(node.parent, exp.Filter) else node
+            if not _is_aggregate(node) or whole.sql() in seen:
                 continue
             if any(_is_aggregate(a) for a in node.find_all(exp.AggFunc) if a is not node):
                 raise SqlError(
                     "aggregate calls cannot be nested; aggregate in a subquery first",
                     *position(node),
                 )
-            direct = index < len(items) and item.unalias() is node
+            direct = index < len(items) and item.unalias() is whole
             name = (
                 item.alias
                 if direct and isinstance(item, exp.Alias)
@@ -185,7 +189,7 @@ def _aggregate_uses(items: list[exp.Expr], having: exp.Expr | None, nkeys: int) 
                 if direct
                 else ""
             )
-            seen[node.sql()] = AggUse(node, name or f"$f{nkeys + len(seen)}")
+            seen[whole.sql()] = AggUse(node, name or f"$f{nkeys + len(seen)}", whole)
     return list(seen.values())
 
 

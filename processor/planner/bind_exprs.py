@@ -30,6 +30,7 @@ _BINARY = {
     exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%",
     exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
     exp.And: "AND", exp.Or: "OR", exp.Like: "LIKE", exp.DPipe: "||",
+    exp.NullSafeEQ: "IS NOT DISTINCT FROM", exp.NullSafeNEQ: "IS DISTINCT FROM",
 }  # fmt: skip
 _RENAMED = {
     "LENGTH": "CHAR_LENGTH",
@@ -108,6 +109,9 @@ def _bind(node: exp.Expr, scope: Scope) -> Expr:  # noqa: C901 - a dispatch over
         return scope.resolve(node)
     if isinstance(node, exp.Literal | exp.Boolean | exp.Null):
         return _literal(node)
+    if isinstance(node, exp.HexString):
+        value = bytes.fromhex(str(node.this))
+        return literal(value, DataType("BINARY", length=max(len(value), 1)))
     if isinstance(node, exp.Interval):
         return _interval(node)
     op = _BINARY.get(type(node))
@@ -204,6 +208,13 @@ def _function(node: exp.Func, scope: Scope) -> Expr:
     if name in ("EXTRACT",):
         return infer_call(name, [symbol(node.this.name), _bind(node.expression, scope)])
     args = _arguments(node)
+    if (
+        name in ("TIMESTAMPDIFF", "TIMESTAMPADD")
+        and args
+        and isinstance(args[0], exp.Column | exp.Var)
+    ):
+        unit = symbol(args[0].name)
+        return infer_call(name, [unit, *(_bind(a, scope) for a in args[1:])])
     if name == "PROCTIME" and not args:
         return Call(timestamp_ltz(3, nullable=False), "PROCTIME", ())
     operands = [_bind(a, scope) for a in args]

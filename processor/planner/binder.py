@@ -73,11 +73,28 @@ class FromBinder:
         return rel
 
     def relation(self, node: exp.Expr) -> Rel:
+        rel = self._relation(node)
+        alias = node.args.get("alias")
+        names = [c.name for c in alias.columns] if isinstance(alias, exp.TableAlias) else []
+        if names:
+            if len(names) != len(rel.columns):
+                raise SqlError(
+                    f"{alias.name} names {len(names)} columns but the relation has {len(rel.columns)}",
+                    *position(node))  # fmt: skip
+            rel.columns = [
+                ScopeColumn(c.qualifier, n, c.type, c.time_attr)
+                for c, n in zip(rel.columns, names, strict=True)
+            ]
+        return rel
+
+    def _relation(self, node: exp.Expr) -> Rel:
         alias = node.alias or None
         if isinstance(node, exp.Subquery):
             return self.queries.query(node.this).requalified(alias)
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous):
             return self.window_tvf(node.this, node).requalified(alias)
+        if isinstance(node, exp.Table) and node.name in self.queries.ctes and not node.db:
+            return self.queries.query(self.queries.ctes[node.name]).requalified(alias or node.name)
         if isinstance(node, exp.Table):
             name = ".".join(p.name for p in node.parts)
             if name in self.catalog.views:
@@ -118,8 +135,14 @@ class FromBinder:
                 "CROSS JOIN is not supported in a deltaflow job; join ON equal columns",
                 *position(join),
             )
+        if join.args.get("method"):
+            raise SqlError(
+                f"{join.args['method']} JOIN is not supported; join with ON or USING",
+                *position(join),
+            )
         on = join.args.get("on")
-        lk, rk, rest = _equi_keys(bind(on, scope) if on is not None else None, len(left.columns))
+        cond = bind(on, scope) if on is not None else _using(join, left, right, scope)
+        lk, rk, rest = _equi_keys(cond, len(left.columns))
         out = [_nullable(c, join_type in ("RIGHT", "FULL")) for c in left.columns]
         out += [_nullable(c, join_type in ("LEFT", "FULL")) for c in right.columns]
         if version is not None:
@@ -158,6 +181,23 @@ class FromBinder:
         node = L.LookupJoin([left.node], unique_fields(out), join_type=join_type, table=right.node.table,
                             probe_keys=lk, lookup_keys=rk, condition=rest)  # fmt: skip
         return Rel(node, out)
+
+
+def _using(join: exp.Join, left: Rel, right: Rel, scope: Scope) -> Expr | None:
+    """``USING (a, b)``: equality of the same-named columns of both sides."""
+    conds: list[Expr] = []
+    for ident in join.args.get("using") or []:
+        sides = []
+        for rel, offset in ((left, 0), (right, len(left.columns))):
+            hits = [i for i, c in enumerate(rel.columns) if c.name == ident.name]
+            if len(hits) != 1:
+                raise SqlError(
+                    f"USING column '{ident.name}' must appear once on each side of the join",
+                    *position(join),
+                )
+            sides.append(InputRef(rel.columns[hits[0]].type, hits[0] + offset))
+        conds.append(infer_call("=", sides))
+    return and_all(conds)
 
 
 def _nullable(c: ScopeColumn, make: bool) -> ScopeColumn:

@@ -169,7 +169,8 @@ def _agg_call(agg: AggCall, names: list[str], retract: bool) -> str:
         "_RETRACT" if retract and agg.function not in ("FIRST_VALUE", "LAST_VALUE") else ""
     )
     args = ", ".join(names[i] for i in agg.args) or "*"
-    return f"{fn}({'DISTINCT ' if agg.distinct else ''}{args}) AS {agg.name}"
+    where = f" FILTER {names[agg.filter_arg]}" if agg.filter_arg is not None else ""
+    return f"{fn}({'DISTINCT ' if agg.distinct else ''}{args}){where} AS {agg.name}"
 
 
 def _duration(ms: int) -> str:

@@ -52,7 +52,7 @@ class Scan(LNode):
 
     def produces(self, inputs: list[Mode]) -> Mode:
         if self.table.connector == "upsert-kafka":
-            return frozenset({I, UA, D})
+            return UPSERT  # inserts arrive as UA, as Flink prints it: [UA,D]
         if self.table.format in CHANGELOG_FORMATS:
             return ALL
         return INSERT_ONLY
@@ -180,13 +180,14 @@ class Rank(LNode):
     partition_keys: Key = ()
     order_keys: tuple[tuple[int, bool, bool], ...] = ()
     rank_start: int = 1
-    rank_end: int | None = None
+    rank_end: int = 1
     output_rank_number: bool = False
     time_order: str | None = None  # ROWTIME / PROCTIME when ordered by a time attribute
 
     @property
     def keeps_first_in_time(self) -> bool:
-        return self.time_order is not None and self.rank_end == 1 and self.order_keys[0][1]
+        first = self.rank_start == 1 and self.rank_end == 1
+        return first and self.time_order is not None and self.order_keys[0][1]
 
     def produces(self, inputs: list[Mode]) -> Mode:
         if inputs[0] == INSERT_ONLY and self.keeps_first_in_time:
@@ -204,7 +205,7 @@ class Rank(LNode):
     def upsert_keys(self) -> tuple[Key, ...]:
         if self.output_rank_number:
             return (self.partition_keys + (len(self.fields) - 1,),)
-        if self.rank_end == 1:
+        if self.rank_start == self.rank_end:
             return (self.partition_keys,)
         return self.inputs[0].keys
 

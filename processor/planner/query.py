@@ -29,8 +29,12 @@ class QueryBinder:
         self.catalog = catalog
         self.functions = functions
         self.froms = FromBinder(catalog, self)
+        self.ctes: dict[str, exp.Expr] = {}  # WITH names in scope
 
     def query(self, node: exp.Expr) -> Rel:
+        with_ = node.args.get("with_") or node.args.get("with")
+        if with_ is not None:
+            return self._with(node, with_)
         if isinstance(node, exp.Subquery):
             return self.query(node.this)
         if isinstance(node, exp.Union):
@@ -41,6 +45,19 @@ class QueryBinder:
             f"deltaflow does not support {node.key.upper()} queries; write a SELECT",
             *position(node),
         )
+
+    def _with(self, node: exp.Expr, with_: exp.With) -> Rel:
+        """``WITH name AS (query) ...``: each name is an inline view for the query's FROM."""
+        outer = dict(self.ctes)
+        try:
+            for cte in with_.expressions:
+                self.ctes[cte.alias] = cte.this
+            body = node.copy()
+            body.set("with_", None)
+            body.set("with", None)
+            return self.query(body)
+        finally:
+            self.ctes = outer
 
     def _union(self, node: exp.Union) -> Rel:
         if node.args.get("distinct"):

@@ -45,13 +45,15 @@ def bind_top_n(binder, select: exp.Select, sub: exp.Subquery, rn_item: exp.Expr)
         rel = filter_rel(rel, bind(inner.args["where"].this, rel.scope(binder.functions)))
     rn = rn_item.alias or "rn"
     where = select.args.get("where")
-    rank_end, rest = _rank_bound(where.this if where is not None else None, rn, select)
+    rank_start, rank_end, rest = _rank_bound(where.this if where is not None else None, rn, select)
     uses_rn = any(
         c.name == rn
         for e in [*select.expressions, *([rest] if rest else [])]
         for c in e.find_all(exp.Column)
     )
-    ranked = _rank_node(rel, rn_item.unalias(), rank_end, rn, uses_rn, binder.functions)
+    ranked = _rank_node(
+        rel, rn_item.unalias(), (rank_start, rank_end), rn, uses_rn, binder.functions
+    )
     items = []
     for item in expand_star(inner.expressions, rel):
         if item is rn_item:
@@ -66,7 +68,7 @@ def bind_top_n(binder, select: exp.Select, sub: exp.Subquery, rn_item: exp.Expr)
 
 
 def _rank_node(
-    rel: Rel, window: exp.Window, rank_end: int, rn: str, uses_rn: bool, functions
+    rel: Rel, window: exp.Window, bounds: tuple[int, int], rn: str, uses_rn: bool, functions
 ) -> Rel:  # noqa: ANN001
     scope = Scope(rel.columns, functions)
     partition = tuple(_column_index(p, scope) for p in window.args.get("partition_by") or [])
@@ -81,8 +83,8 @@ def _rank_node(
     cols = list(rel.columns)
     if uses_rn:
         cols.append(ScopeColumn(None, rn, DataType(BIGINT, False)))
-    node = L.Rank([rel.node], fields_of(cols), partition_keys=partition, order_keys=tuple(order), rank_start=1,
-                  rank_end=rank_end, output_rank_number=uses_rn, time_order=time_attr)  # fmt: skip
+    node = L.Rank([rel.node], fields_of(cols), partition_keys=partition, order_keys=tuple(order),
+                  rank_start=bounds[0], rank_end=bounds[1], output_rank_number=uses_rn, time_order=time_attr)  # fmt: skip
     return Rel(node, cols)
 
 
@@ -97,23 +99,58 @@ def _column_index(node: exp.Expr, scope: Scope) -> int:
     return index
 
 
-def _rank_bound(cond: exp.Expr | None, rn: str, select: exp.Select) -> tuple[int, exp.Expr | None]:
-    """The N of ``rn <= N`` / ``rn < N`` / ``rn = 1`` and the remaining conjuncts."""
+def _rank_bound(
+    cond: exp.Expr | None, rn: str, select: exp.Select
+) -> tuple[int, int, exp.Expr | None]:
+    """(rank start, rank end, remaining conjuncts) of the outer WHERE: ``rn <= N``, ``rn < N``,
+    ``rn = N``, ``rn >= M``, ``rn > M`` and ``rn BETWEEN M AND N`` with integer literals."""
     parts = (
         list(cond.flatten()) if isinstance(cond, exp.And) else [cond] if cond is not None else []
     )
-    end = None
+    start, end = 1, None
     rest: exp.Expr | None = None
     for p in parts:
-        bounded = isinstance(p, exp.LTE | exp.LT | exp.EQ) and isinstance(p.this, exp.Column)
-        if bounded and p.this.name == rn and isinstance(p.expression, exp.Literal) and end is None:
-            n = int(p.expression.this)
-            end = n - 1 if isinstance(p, exp.LT) else n
-        else:
+        bound = _bound(p, rn)
+        if bound is None:
             rest = p if rest is None else exp.And(this=rest, expression=p)
+            continue
+        low, high = bound
+        start = max(start, low) if low is not None else start
+        end = (
+            min(end, high)
+            if end is not None and high is not None
+            else end
+            if high is None
+            else high
+        )
     if end is None:
         raise SqlError(
-            f"ROW_NUMBER() needs a bound in the outer WHERE, such as {rn} <= 10 or {rn} = 1",
-            *position(select),
+            f"ROW_NUMBER() needs an upper bound in the outer WHERE, such as {rn} <= 10 or {rn} = 1",
+            *position(select))  # fmt: skip
+    if start > end:
+        raise SqlError(
+            f"the bounds on {rn} leave no rows (from {start} to {end})", *position(select)
         )
-    return end, rest
+    return start, end, rest
+
+
+def _bound(p: exp.Expr, rn: str) -> tuple[int | None, int | None] | None:
+    """(lowest, highest) rank a conjunct on ``rn`` keeps, or None when it is not one."""
+    if isinstance(p, exp.Between) and isinstance(p.this, exp.Column) and p.this.name == rn:
+        low, high = p.args.get("low"), p.args.get("high")
+        if isinstance(low, exp.Literal) and isinstance(high, exp.Literal):
+            return int(low.this), int(high.this)
+        return None
+    ops = (exp.LTE, exp.LT, exp.EQ, exp.GTE, exp.GT)
+    if not (isinstance(p, ops) and isinstance(p.this, exp.Column) and p.this.name == rn):
+        return None
+    if not (isinstance(p.expression, exp.Literal) and not p.expression.is_string):
+        return None
+    n = int(p.expression.this)
+    return {
+        exp.LTE: (None, n),
+        exp.LT: (None, n - 1),
+        exp.EQ: (n, n),
+        exp.GTE: (n, None),
+        exp.GT: (n + 1, None),
+    }[type(p)]

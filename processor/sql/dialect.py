@@ -13,6 +13,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
 WINDOW_TVFS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
+UNIT_CALLS = ("TIMESTAMPDIFF", "TIMESTAMPADD")
 
 
 def _parse_window_tvf(self: Flink.Parser, name: str) -> exp.Expr:
@@ -34,11 +35,20 @@ def _window_tvf_arg(self: Flink.Parser) -> exp.Expr | None:
         self._advance(2)
     if self._match(TokenType.TABLE):
         value: exp.Expr | None = self._parse_table_parts()
+        if self._match_text_seq("PARTITION", "BY"):
+            self.raise_error(
+                "PARTITION BY in a window function (SESSION windows) is not supported yet"
+            )
     else:
         value = self._parse_lambda()
     if value is None or named is None:
         return value
     return exp.Kwarg(this=exp.var(named), expression=value)
+
+
+def _parse_unit_call(self: Flink.Parser, name: str) -> exp.Expr:
+    """TIMESTAMPDIFF(unit, a, b) / TIMESTAMPADD(unit, n, t): the unit stays a plain word."""
+    return exp.Anonymous(this=name, expressions=self._parse_csv(self._parse_lambda))
 
 
 class Flink(Dialect):
@@ -48,6 +58,7 @@ class Flink(Dialect):
         IDENTIFIERS = ["`"]
         QUOTES = ["'"]
         STRING_ESCAPES = ["'"]
+        HEX_STRINGS = [("x'", "'"), ("X'", "'")]
         COMMANDS = tokens.Tokenizer.COMMANDS - {TokenType.EXECUTE}
         KEYWORDS = {**tokens.Tokenizer.KEYWORDS, "EXPLAIN": TokenType.VAR}
 
@@ -55,4 +66,5 @@ class Flink(Dialect):
         FUNCTION_PARSERS = {
             **parser.Parser.FUNCTION_PARSERS,
             **{name: (lambda self, n=name: _parse_window_tvf(self, n)) for name in WINDOW_TVFS},
+            **{name: (lambda self, n=name: _parse_unit_call(self, n)) for name in UNIT_CALLS},
         }
