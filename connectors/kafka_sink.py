@@ -9,6 +9,7 @@ from confluent_kafka import KafkaException, Producer
 
 from deltaflow.connectors import kafka_client
 from deltaflow.connectors.options import TableOptions
+from deltaflow.connectors.transactions import TransactionRequest
 from deltaflow.formats.changelog import Batch, RowKind
 from deltaflow.formats.errors import ConnectorError
 
@@ -38,10 +39,10 @@ def delivery_guarantee(opts: TableOptions) -> str:
     value = opts.choice(key, DELIVERY + ("at_least_once", "exactly_once"), "at-least-once").replace(
         "_", "-"
     )
-    if value == "exactly-once":
+    if value == "exactly-once" and not opts.get("sink.transactional-id-prefix"):
         raise opts.error(
-            f"option '{key}' = 'exactly-once' is not supported yet; use 'at-least-once' (the "
-            "default) and an upsert-kafka sink, whose replays converge to the same table"
+            f"option 'sink.transactional-id-prefix' is required when '{key}' = 'exactly-once' "
+            "(as in Flink); set it to a prefix no other job uses"
         )
     return value
 
@@ -52,9 +53,10 @@ class RecordWriter:
     def __init__(
         self, opts: TableOptions, conf: dict, topic: str, guarantee: str, partitioner: str
     ):
-        tuning = dict(TUNING, acks="all" if guarantee == "at-least-once" else "1")
+        tuning = dict(TUNING, acks="1" if guarantee == "none" else "all")
         tuning["on_delivery"] = self._failed
-        self.opts, self.topic, self.guarantee = opts, topic, guarantee
+        self.opts, self.topic, self.guarantee, self.conf = opts, topic, guarantee, conf
+        self.shared = False  # True once producing through the job's transactional producer
         self.producer: Producer = kafka_client.producer(opts, conf, tuning)
         self.errors: list[str] = []
         self.partition_of = self._partitioner(partitioner)
@@ -114,9 +116,18 @@ class RecordWriter:
                 f"table '{self.opts.table}': {count} record(s) could not be written, first: {first}"
             )
 
+    def join_transaction(self, producer: Producer) -> None:
+        """Produce through the job's transactional producer from now on (exactly-once)."""
+        own, self.producer, self.shared = self.producer, producer, True
+        own.purge()
+        own.flush(0)
+
     def close(self) -> None:
         """Gives queued records a last chance (briefly under 'none'), then drops the producer."""
         if self.producer is None:
+            return
+        if self.shared:  # the job commits or aborts its transaction
+            self.producer = None  # type: ignore[assignment]
             return
         try:
             if self.producer.flush(10 if self.guarantee == "at-least-once" else 1):
@@ -139,6 +150,17 @@ class KafkaSink:
 
     def flush(self, timeout: float) -> None:
         self.writer.flush(timeout)
+
+    def transaction_request(self) -> TransactionRequest | None:
+        """What the job's Kafka transaction needs from this sink (exactly-once only)."""
+        writer = self.writer
+        if writer.guarantee != "exactly-once":
+            return None
+        prefix = self.opts.required("sink.transactional-id-prefix")
+        return TransactionRequest(self.opts, writer.conf, prefix, writer.topic)
+
+    def join_transaction(self, producer: Producer) -> None:
+        self.writer.join_transaction(producer)
 
     def close(self) -> None:
         self.writer.close()

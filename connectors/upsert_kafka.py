@@ -141,6 +141,12 @@ class BufferedUpsertSink:
         self._drain()
         self.sink.flush(timeout)
 
+    def transaction_request(self):
+        return self.sink.transaction_request()
+
+    def join_transaction(self, producer) -> None:
+        self.sink.join_transaction(producer)
+
     def close(self) -> None:
         self._drain()
         self.sink.close()

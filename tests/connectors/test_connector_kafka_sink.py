@@ -71,10 +71,10 @@ def test_round_robin_partitioner_spreads_records(broker, new_topic):
     assert [len(read_topic(broker, topic, p)) for p in range(3)] == [2, 2, 2]
 
 
-def test_exactly_once_is_rejected_with_advice(broker, new_topic):
+def test_exactly_once_requires_a_transactional_id_prefix_as_in_flink(broker, new_topic):
     table = spec("out", "v STRING", {"connector": "kafka", "topic": new_topic("eo"), "format": "raw",
                  "sink.delivery-guarantee": "exactly-once"})  # fmt: skip
-    with pytest.raises(ConnectorError, match="exactly-once.*at-least-once"):
+    with pytest.raises(ConnectorError, match="'sink.transactional-id-prefix' is required"):
         create_sink(table, bootstrap=broker)
 
 
