@@ -1,0 +1,114 @@
+"""Cases: a template crossed with seeded histories, as the SQL both engines run.
+
+The same DDL and INSERT text go to Flink and to deltaflow; only the print-identifier
+(the case id) tells the cases apart in Flink's shared stdout. Histories are written
+once per case into a work directory both engines read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conf_histories import (
+    CUSTOMERS_DDL_COLUMNS,
+    ORDERS_DDL_COLUMNS,
+    Event,
+    customers_history,
+    orders_history,
+    write_history,
+)
+from conf_templates import TEMPLATES, Template
+
+# Flink session settings for every case. The watermark interval is an hour so that, as in
+# deltaflow for files under one poll batch, watermarks reach a window only at end of input.
+FLINK_SETTINGS = {
+    "parallelism.default": "1",
+    "table.local-time-zone": "UTC",
+    "pipeline.auto-watermark-interval": "1 h",
+}
+WATERMARK = "WATERMARK FOR ts AS ts - INTERVAL '1' SECOND"
+_COLUMNS = {"orders": ORDERS_DDL_COLUMNS, "customers": CUSTOMERS_DDL_COLUMNS}
+
+
+@dataclass
+class Case:
+    id: str
+    template: Template
+    seed: int
+    histories: dict[str, list[Event]] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"{self.id}-{self.template.name}-s{self.seed}"
+
+    def ddl(self) -> list[str]:
+        """CREATE TABLE statements; paths are relative to the work directory."""
+        out = []
+        for table in self.template.tables:
+            columns = list(_COLUMNS[table])
+            if table == "orders" and self.template.watermark:
+                columns.append(WATERMARK)
+            path = f"{self.id}/{table}.json"
+            out.append(
+                f"CREATE TABLE {table} ({', '.join(columns)}) WITH ('connector' = 'filesystem', "
+                f"'path' = '{path}', 'format' = 'debezium-json')"
+            )
+        out.append(self.sink_ddl())
+        return out
+
+    def sink_ddl(self) -> str:
+        t = self.template
+        columns = list(t.sink)
+        if t.pk:
+            columns.append(f"PRIMARY KEY ({', '.join(t.pk)}) NOT ENFORCED")
+        if t.sink_connector == "filesystem":
+            options = (f"'connector' = 'filesystem', 'path' = '{self.id}/out', "
+                       "'format' = 'json'")  # fmt: skip
+        else:
+            options = f"'connector' = 'print', 'print-identifier' = '{self.id}'"
+        return f"CREATE TABLE sink ({', '.join(columns)}) WITH ({options})"
+
+    @property
+    def insert(self) -> str:
+        return f"INSERT INTO sink {self.template.select}"
+
+    @property
+    def runs(self) -> bool:
+        return self.template.compare != "plan"
+
+    def write(self, workdir: Path) -> None:
+        folder = workdir / self.id
+        folder.mkdir(parents=True, exist_ok=True)
+        for table, events in self.histories.items():
+            write_history(folder / f"{table}.json", events, table)
+
+    def job_sql(self) -> str:
+        """The whole job as one SQL script (deltaflow's input, and a regression file's)."""
+        sets = [f"SET '{k}' = '{v}';" for k, v in self.template.settings.items()]
+        return "\n".join(sets + [s + ";" for s in self.ddl()] + [self.insert + ";"])
+
+    def flink_request(self) -> dict:
+        return {
+            "id": self.id,
+            "ddl": self.ddl(),
+            "insert": self.insert,
+            "settings": dict(self.template.settings),
+            "run": self.runs,
+        }
+
+
+def _sizes(seed: int) -> tuple[int, int]:
+    return 8 + (seed * 7) % 33, 5 + (seed * 5) % 14
+
+
+def all_cases() -> list[Case]:
+    cases = []
+    for template in TEMPLATES:
+        for seed in range(template.seeds):
+            n_orders, n_customers = _sizes(seed)
+            histories = {"orders": orders_history(seed, n_orders)}
+            if "customers" in template.tables:
+                histories["customers"] = customers_history(seed, n_customers)
+            cases.append(Case(f"c{len(cases) + 1:04d}", template, seed, histories))
+    return cases

@@ -1,0 +1,106 @@
+"""A whole conformance run: cases on both engines, verdicts, documented differences, shrinking."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from pathlib import Path
+
+from conf_cases import FLINK_SETTINGS, Case, all_cases
+from conf_compare import Verdict, compare
+from conf_differences import documented
+from conf_engines import FlinkSession, run_deltaflow
+from conf_histories import history_to_json
+from conf_shrink import shrink
+
+REGRESSIONS = Path(__file__).resolve().parent / "regressions"
+MAX_SHRINKS = int(os.environ.get("DELTAFLOW_CONFORMANCE_SHRINKS", "3"))
+
+
+class Suite:
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.cases: list[Case] = all_cases()
+        self.flink = FlinkSession(workdir, FLINK_SETTINGS)
+        self.flink_results: dict[str, dict] = {}
+        self.our_results: dict[str, dict] = {}
+        self.verdicts: dict[str, Verdict] = {}
+        self.status: dict[str, str] = {}  # agree | documented | differ
+        self.notes: dict[str, str] = {}  # case id -> documented difference key or regression file
+        self.seconds: dict[str, float] = {}
+
+    def run(self) -> None:
+        for case in self.cases:
+            case.write(self.workdir)
+        started = time.monotonic()
+        self.flink_results = self.flink.run([c.flink_request() for c in self.cases])
+        self.seconds["flink"] = time.monotonic() - started
+        started = time.monotonic()
+        for case in self.cases:
+            self.our_results[case.id] = run_deltaflow(case.job_sql(), self.workdir, case.runs)
+        self.seconds["deltaflow"] = time.monotonic() - started
+        for case in self.cases:
+            self._judge(case)
+
+    def _judge(self, case: Case) -> None:
+        flink, ours = self.flink_results[case.id], self.our_results[case.id]
+        verdict = compare(flink, ours, case.template.compare)
+        self.verdicts[case.id] = verdict
+        if verdict.agree:
+            self.status[case.id] = "agree"
+            return
+        difference = documented(case.template.name, verdict.aspect, flink, ours)
+        self.status[case.id] = "documented" if difference else "differ"
+        if difference:
+            self.notes[case.id] = difference.key
+
+    def shrink_failures(self) -> None:
+        """Shrinks the first output difference of each template (up to MAX_SHRINKS)."""
+        done: set[str] = set()
+        for case in self.cases:
+            if len(done) >= MAX_SHRINKS:
+                break
+            if self.status[case.id] != "differ" or self.verdicts[case.id].aspect != "output":
+                continue
+            if case.template.name in done or self._has_regression(case):
+                continue
+            done.add(case.template.name)
+            small, flink = shrink(case, self.flink, self.workdir)
+            self.notes[case.id] = str(self._save_regression(small, flink).relative_to(REGRESSIONS.parent))
+
+    def _has_regression(self, case: Case) -> bool:
+        return any(REGRESSIONS.glob(f"{case.template.name}-s*.json"))
+
+    def _save_regression(self, case: Case, flink: dict) -> Path:
+        REGRESSIONS.mkdir(exist_ok=True)
+        path = REGRESSIONS / f"{case.template.name}-s{case.seed}.json"
+        data = {
+            "template": case.template.name,
+            "seed": case.seed,
+            "compare": case.template.compare,
+            "sql": case.job_sql(),
+            "histories": {t: history_to_json(e) for t, e in case.histories.items()},
+            "flink_lines": flink.get("lines"),
+            "flink_plan": flink.get("plan"),
+        }
+        path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        return path
+
+    def close(self) -> None:
+        self.flink.close()
+
+    def summary_lines(self) -> list[str]:
+        by_category: dict[str, Counter] = {}
+        for case in self.cases:
+            by_category.setdefault(case.template.category, Counter())[self.status[case.id]] += 1
+        lines = ["conformance by category (agree / documented difference / differ):"]
+        for category, counts in by_category.items():
+            lines.append(f"  {category:10s} {counts['agree']:4d} / {counts['documented']:3d} / {counts['differ']:3d}")
+        lines.append("  time: " + ", ".join(f"{k} {v:.0f}s" for k, v in self.seconds.items()))
+        total = Counter(self.status.values())
+        differ = total["documented"] + total["differ"]
+        lines.append(f"  of the differing: {total['documented']} documented, {total['differ']} unexpected")
+        lines.append(f"{len(self.cases)} cases, {total['agree']} agree, {differ} differ")
+        return lines

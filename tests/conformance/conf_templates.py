@@ -1,0 +1,238 @@
+"""Query templates of the conformance suite: one INSERT each, over ``orders`` / ``customers``.
+
+``compare`` says how a case's output is compared with Flink's:
+
+- ``changelog``: the printed changelog line for line, in order. Used where the job has
+  one source and Flink's order is deterministic at parallelism 1.
+- ``final``: the final table (the changelog applied, as a multiset), plus per-key
+  properties that hold whatever the interleaving. Used with two sources (Flink does not
+  control how a join or union interleaves its inputs) and for window aggregates (rows of
+  windows fired by one watermark come out in state order).
+- ``plan``: planning only (the expected outcome is an error, or running would not be
+  deterministic); the EXPLAIN decisions or the error are compared.
+
+Sink column types are the types Flink derives for the SELECT (so no implicit cast
+hides a type difference).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ORDERS, BOTH = ("orders",), ("orders", "customers")
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    category: str
+    select: str
+    sink: tuple[str, ...]
+    tables: tuple[str, ...] = ORDERS
+    compare: str = "changelog"
+    pk: tuple[str, ...] = ()
+    watermark: bool = False
+    settings: dict[str, str] = field(default_factory=dict)
+    sink_connector: str = "print"
+    seeds: int = 9
+
+
+def T(name, category, select, sink, **kw) -> Template:  # noqa: N802 - a table constructor
+    return Template(name, category, " ".join(select.split()), tuple(sink), **kw)
+
+
+CALC = [
+    T("calc_case_filter", "calc",
+      "SELECT id, UPPER(product), amt * qty, CASE WHEN amt > 50 THEN 'big' WHEN amt IS NULL THEN 'none' "
+      "ELSE 'small' END FROM orders WHERE qty > 1",
+      ["id INT", "p STRING", "total DECIMAL(21, 2)", "size VARCHAR(5)"]),
+    T("calc_strings", "calc",
+      "SELECT id, COALESCE(note, 'n/a'), CHAR_LENGTH(note), SUBSTRING(product FROM 2 FOR 3), "
+      "CONCAT(product, '-', CAST(cust AS STRING)), TRIM(note) FROM orders",
+      ["id INT", "note STRING", "len INT", "sub STRING", "tag STRING", "trimmed STRING"]),
+    T("calc_math", "calc",
+      "SELECT id, CAST(amt AS INT), ROUND(amt, 1), ABS(amt - 50), MOD(qty, 2), FLOOR(amt), CEIL(amt), "
+      "amt / qty FROM orders",
+      ["id INT", "i INT", "r DECIMAL(10, 1)", "a DECIMAL(13, 2)", "m INT", "f DECIMAL(10, 0)",
+       "c DECIMAL(10, 0)", "d DECIMAL(21, 13)"]),
+    T("calc_temporal", "calc",
+      "SELECT id, EXTRACT(MINUTE FROM ts), DATE_FORMAT(ts, 'yyyy-MM-dd HH:mm'), CAST(ts AS DATE), "
+      "TIMESTAMPADD(MINUTE, 5, ts), FLOOR(ts TO MINUTE) FROM orders",
+      ["id INT", "mi BIGINT", "txt STRING", "d DATE", "later TIMESTAMP(3)", "fl TIMESTAMP(3)"]),
+    T("calc_in_double", "calc",
+      "SELECT id, CAST(qty AS DOUBLE) / 4, POWER(qty, 2), LOWER(product), qty * 3 + 1 FROM orders "
+      "WHERE amt IS NOT NULL AND product IN ('apple', 'fig', 'plum')",
+      ["id INT", "q DOUBLE", "p DOUBLE", "lp STRING", "n INT"]),
+    T("calc_if_nullif", "calc",
+      "SELECT id, IF(cust IS NULL, -1, cust), NULLIF(qty, 3), CAST(amt AS STRING), "
+      "REPLACE(product, 'p', 'P'), LPAD(product, 6, '*') FROM orders",
+      ["id INT", "c INT", "q INT", "s STRING", "r STRING", "l STRING"]),
+    T("calc_like_between", "calc",
+      "SELECT id, product, amt FROM orders WHERE product LIKE '%p%' OR amt BETWEEN 10 AND 40",
+      ["id INT", "product STRING", "amt DECIMAL(10, 2)"]),
+]
+
+AGG = [
+    T("agg_basic", "aggregate",
+      "SELECT cust, COUNT(*), SUM(amt), AVG(amt), MIN(amt), MAX(amt) FROM orders GROUP BY cust",
+      ["cust INT", "n BIGINT", "s DECIMAL(38, 2)", "a DECIMAL(38, 6)", "mi DECIMAL(10, 2)",
+       "ma DECIMAL(10, 2)"]),
+    T("agg_distinct", "aggregate",
+      "SELECT product, COUNT(DISTINCT cust), COUNT(note), SUM(qty), AVG(qty) FROM orders GROUP BY product",
+      ["product STRING", "dc BIGINT", "nn BIGINT", "sq INT", "aq INT"]),
+    T("agg_listagg", "aggregate",
+      "SELECT cust, LISTAGG(product), LISTAGG(note, ';') FROM orders GROUP BY cust",
+      ["cust INT", "ps STRING", "ns STRING"]),
+    T("agg_first_last", "aggregate",
+      "SELECT cust, FIRST_VALUE(product), LAST_VALUE(amt), LAST_VALUE(note) FROM orders GROUP BY cust",
+      ["cust INT", "fp STRING", "la DECIMAL(10, 2)", "lnote STRING"]),
+    T("agg_having", "aggregate",
+      "SELECT cust, SUM(qty), COUNT(*) FROM orders GROUP BY cust HAVING COUNT(*) > 1",
+      ["cust INT", "sq INT", "n BIGINT"]),
+    T("agg_over_agg", "aggregate",
+      "SELECT cnt, COUNT(*) FROM (SELECT cust, COUNT(*) AS cnt FROM orders GROUP BY cust) GROUP BY cnt",
+      ["cnt BIGINT", "n BIGINT"]),
+    T("agg_global", "aggregate",
+      "SELECT COUNT(*), SUM(amt), MAX(ts), MIN(product), COUNT(DISTINCT product) FROM orders",
+      ["n BIGINT", "s DECIMAL(38, 2)", "mt TIMESTAMP(3)", "mp STRING", "dp BIGINT"]),
+    T("agg_two_keys", "aggregate",
+      "SELECT product, cust, AVG(amt), MIN(note), MAX(note), SUM(amt * qty) FROM orders GROUP BY product, cust",
+      ["product STRING", "cust INT", "a DECIMAL(38, 6)", "mn STRING", "mx STRING", "s DECIMAL(38, 2)"]),
+    T("agg_expr_key", "aggregate",
+      "SELECT qty > 2, COUNT(DISTINCT product), MAX(amt) - MIN(amt) FROM orders GROUP BY qty > 2",
+      ["big BOOLEAN", "dp BIGINT", "spread DECIMAL(11, 2)"]),
+    T("agg_filter_where", "aggregate",
+      "SELECT cust, COUNT(*) FILTER (WHERE qty > 2), SUM(amt) FROM orders WHERE product <> 'kiwi' GROUP BY cust",
+      ["cust INT", "nb BIGINT", "s DECIMAL(38, 2)"]),
+]
+
+JOIN = [
+    T("join_inner", "join",
+      "SELECT o.id, o.amt, c.name, c.region FROM orders o JOIN customers c ON o.cust = c.cid",
+      ["id INT", "amt DECIMAL(10, 2)", "name STRING", "region STRING"], tables=BOTH, compare="final"),
+    T("join_left", "join",
+      "SELECT o.id, o.product, c.name FROM orders o LEFT JOIN customers c ON o.cust = c.cid",
+      ["id INT", "product STRING", "name STRING"], tables=BOTH, compare="final"),
+    T("join_right", "join",
+      "SELECT o.id, c.cid, c.tier FROM orders o RIGHT JOIN customers c ON o.cust = c.cid",
+      ["id INT", "cid INT", "tier INT"], tables=BOTH, compare="final"),
+    T("join_full", "join",
+      "SELECT o.id, o.cust, c.cid, c.name FROM orders o FULL OUTER JOIN customers c ON o.cust = c.cid",
+      ["id INT", "cust INT", "cid INT", "name STRING"], tables=BOTH, compare="final"),
+    T("join_non_equi", "join",
+      "SELECT o.id, c.cid, o.qty, c.tier FROM orders o JOIN customers c ON o.cust = c.cid AND o.qty > c.tier",
+      ["id INT", "cid INT", "qty INT", "tier INT"], tables=BOTH, compare="final"),
+    T("join_left_non_equi", "join",
+      "SELECT o.id, c.name FROM orders o LEFT JOIN customers c ON o.cust = c.cid AND o.amt > c.credit",
+      ["id INT", "name STRING"], tables=BOTH, compare="final"),
+    T("join_then_agg", "join",
+      "SELECT c.region, COUNT(*), SUM(o.amt) FROM orders o JOIN customers c ON o.cust = c.cid GROUP BY c.region",
+      ["region STRING", "n BIGINT", "s DECIMAL(38, 2)"], tables=BOTH, compare="final"),
+    T("join_self", "join",
+      "SELECT a.id, b.id FROM orders a JOIN orders b ON a.cust = b.cust AND a.id < b.id",
+      ["a INT", "b INT"], compare="final"),
+]
+
+UNION = [
+    T("union_all", "union",
+      "SELECT id, product FROM orders WHERE qty > 2 UNION ALL SELECT cid, name FROM customers",
+      ["k INT", "v STRING"], tables=BOTH, compare="final"),
+    T("union_then_agg", "union",
+      "SELECT k, COUNT(*) FROM (SELECT cust AS k FROM orders UNION ALL SELECT cid AS k FROM customers) GROUP BY k",
+      ["k INT", "n BIGINT"], tables=BOTH, compare="final"),
+    T("union_same_source", "union",
+      "SELECT id, 'a' FROM orders WHERE qty > 3 UNION ALL SELECT id, 'b' FROM orders WHERE qty < 2",
+      ["id INT", "tag CHAR(1)"], compare="final"),
+]
+
+RANK = [
+    T("topn_rn", "topn",
+      "SELECT * FROM (SELECT id, cust, amt, ROW_NUMBER() OVER (PARTITION BY cust ORDER BY amt DESC) AS rn "
+      "FROM orders) WHERE rn <= 2",
+      ["id INT", "cust INT", "amt DECIMAL(10, 2)", "rn BIGINT"]),
+    T("topn_no_rn", "topn",
+      "SELECT id, product, qty FROM (SELECT id, product, qty, ROW_NUMBER() OVER (PARTITION BY product "
+      "ORDER BY qty ASC, id ASC) AS rn FROM orders) WHERE rn <= 3",
+      ["id INT", "product STRING", "qty INT"]),
+    T("topn_dedup_first", "topn",
+      "SELECT id, cust, ts FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY cust ORDER BY ts ASC) AS rn "
+      "FROM orders) WHERE rn = 1",
+      ["id INT", "cust INT", "ts TIMESTAMP(3)"]),
+    T("topn_global", "topn",
+      "SELECT * FROM (SELECT id, amt, ROW_NUMBER() OVER (ORDER BY amt DESC, id) AS rn FROM orders "
+      "WHERE amt IS NOT NULL) WHERE rn <= 3",
+      ["id INT", "amt DECIMAL(10, 2)", "rn BIGINT"]),
+    T("topn_over_agg", "topn",
+      "SELECT product, cnt FROM (SELECT product, cnt, ROW_NUMBER() OVER (ORDER BY cnt DESC, product) AS rn "
+      "FROM (SELECT product, COUNT(*) AS cnt FROM orders GROUP BY product)) WHERE rn <= 2",
+      ["product STRING", "cnt BIGINT"]),
+]
+
+_WS = "window_start, window_end"
+WINDOW = [
+    T("window_tumble", "window",
+      f"SELECT {_WS}, cust, COUNT(*), SUM(amt) FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), "
+      f"INTERVAL '10' SECOND)) GROUP BY {_WS}, cust",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "cust INT", "n BIGINT", "s DECIMAL(38, 2)"],
+      watermark=True, compare="final"),
+    T("window_hop", "window",
+      f"SELECT {_WS}, MAX(qty), MIN(product) FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), "
+      f"INTERVAL '5' SECOND, INTERVAL '15' SECOND)) GROUP BY {_WS}",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "mq INT", "mp STRING"], watermark=True, compare="final"),
+    T("window_cumulate", "window",
+      f"SELECT {_WS}, product, SUM(qty), COUNT(DISTINCT cust) FROM TABLE(CUMULATE(TABLE orders, "
+      f"DESCRIPTOR(ts), INTERVAL '10' SECOND, INTERVAL '30' SECOND)) GROUP BY {_WS}, product",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "product STRING", "sq INT", "dc BIGINT"],
+      watermark=True, compare="final"),
+    T("window_time_avg", "window",
+      "SELECT window_time, AVG(amt), COUNT(note) FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), "
+      f"INTERVAL '20' SECOND)) GROUP BY {_WS}, window_time",
+      ["wt TIMESTAMP(3)", "a DECIMAL(38, 6)", "n BIGINT"], watermark=True, compare="final"),
+]
+
+# Flink 2.3 rejects an upsert key other than the sink's primary key unless the INSERT says
+# ON CONFLICT; with require-on-conflict off it plans the SinkUpsertMaterializer as before.
+_NO_ON_CONFLICT = {"table.exec.sink.require-on-conflict": "false"}
+SINKS = [
+    T("upsert_agg_key", "sink",
+      "SELECT cust, COUNT(*), SUM(qty) FROM orders WHERE cust IS NOT NULL GROUP BY cust",
+      ["cust INT", "n BIGINT", "sq INT"], pk=("cust",)),
+    T("upsert_materialize", "sink",
+      "SELECT cust, product, COUNT(*) FROM orders WHERE product IS NOT NULL GROUP BY cust, product",
+      ["cust INT", "product STRING", "n BIGINT"], pk=("product",), settings=_NO_ON_CONFLICT),
+    T("upsert_projection", "sink",
+      "SELECT id, cust, amt FROM orders",
+      ["id INT", "cust INT", "amt DECIMAL(10, 2)"], pk=("id",), settings=_NO_ON_CONFLICT),
+    T("upsert_join", "sink",
+      "SELECT o.id, c.name FROM orders o LEFT JOIN customers c ON o.cust = c.cid",
+      ["id INT", "name STRING"], pk=("id",), tables=BOTH, compare="final", settings=_NO_ON_CONFLICT),
+    T("upsert_topn", "sink",
+      "SELECT cust, id, amt FROM (SELECT cust, id, amt, ROW_NUMBER() OVER (PARTITION BY cust ORDER BY amt DESC) "
+      "AS rn FROM orders WHERE cust IS NOT NULL) WHERE rn = 1",
+      ["cust INT", "id INT", "amt DECIMAL(10, 2)"], pk=("cust",)),
+    T("sink_pk_not_null", "sink",
+      "SELECT cust, COUNT(*) FROM orders GROUP BY cust",
+      ["cust INT", "n BIGINT"], pk=("cust",), seeds=3),
+]
+
+_NDU = {"table.optimizer.non-deterministic-update.strategy": "TRY_RESOLVE"}
+ERRORS = [
+    T("error_append_only_agg", "error",
+      "SELECT cust, COUNT(*) FROM orders GROUP BY cust",
+      ["cust INT", "n BIGINT"], sink_connector="filesystem", compare="plan", seeds=3),
+    T("error_append_only_cdc", "error",
+      "SELECT id, product FROM orders",
+      ["id INT", "product STRING"], sink_connector="filesystem", compare="plan", seeds=3),
+    T("error_ndu_now", "error",
+      "SELECT id, cust, NOW() FROM orders",
+      ["id INT", "cust INT", "seen TIMESTAMP_LTZ(3)"], settings=_NDU, compare="plan", seeds=3),
+    T("error_require_on_conflict", "error",
+      "SELECT cust, product, COUNT(*) FROM orders GROUP BY cust, product",
+      ["cust INT", "product STRING", "n BIGINT"], pk=("product",), compare="plan", seeds=3),
+    T("plan_ndu_join_now", "error",
+      "SELECT o.id, c.name, CURRENT_TIMESTAMP FROM orders o LEFT JOIN customers c ON o.cust = c.cid",
+      ["id INT", "name STRING", "seen TIMESTAMP_LTZ(3)"], tables=BOTH, settings=_NDU, compare="plan",
+      seeds=3),
+]
+
+TEMPLATES: tuple[Template, ...] = tuple(CALC + AGG + JOIN + UNION + RANK + WINDOW + SINKS + ERRORS)
