@@ -8,6 +8,7 @@ from collections.abc import Callable
 from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, Literal, UdfCall
 from deltaflow.processor.plan import AggCall
 from deltaflow.processor.planner import logical as L
+from deltaflow.processor.planner.delta_nodes import DeltaAggregate, DeltaJoin, UnrewrittenJoin
 
 _KINDS = ("I", "UB", "UA", "D")
 _JOIN = {
@@ -110,6 +111,21 @@ def _join(node: L.Join) -> str:
     )
 
 
+def _delta_join(node: DeltaJoin) -> str:
+    where = _join(node).split("where=[", 1)[1].split("], select=[", 1)[0]
+    left, right = (", ".join(names) for names in node.index_names)
+    eventual = ", eventual=[true]" if node.eventual else ""
+    return (
+        f"DeltaJoin(joinType=[{_JOIN[node.join_type]}], where=[{where}], leftIndex=[{left}], "
+        f"rightIndex=[{right}], select=[{_out(node)}]{eventual})"
+    )
+
+
+def _delta_aggregate(node: DeltaAggregate) -> str:
+    index = ", ".join(node.index_names)
+    return f"DeltaAggregate({_group(node)}index=[{index}], select=[{_agg_select(node, True)}])"
+
+
 def _rank(node: L.Rank) -> str:
     names = _in(node)
     time = "ROWTIME " if node.time_order == "ROWTIME" else ""
@@ -149,6 +165,9 @@ _DESCRIBE: dict[type, Callable] = {
         f"ChangelogNormalize(key=[{', '.join(_in(n)[c] for c in n.key)}])"
     ),
     L.DropUpdateBefore: lambda n: "DropUpdateBefore",
+    DeltaJoin: _delta_join,
+    DeltaAggregate: _delta_aggregate,
+    UnrewrittenJoin: lambda n: f"{_join(n)[:-1]}, deltaJoin=[not rewritten: {n.reason}])",
 }
 
 

@@ -1,8 +1,10 @@
 """Logical plan nodes. Each derives its own traits beside its semantics, as in Flink:
 
 * ``produces()``: the changelog kinds it can emit given its inputs (bottom-up);
-* ``needs_update_before(required)``: for each input, whether it must keep -U rows given
-  whether this node's consumer needs them (top-down, from the sinks);
+* ``can_drop_update_before()``: whether it can emit its changes without -U rows, and
+  ``input_needs_update_before(needs)``: for each input, whether it must keep -U rows
+  (top-down from the sinks, as Flink's update-kind inference: a consumer asks for
+  "update-after only" and falls back to "before and after" when a producer cannot);
 * ``upsert_keys()``: column sets each identifying one live row of the output.
 
 Columns are by index; ``fields`` is the output schema.
@@ -32,12 +34,12 @@ class LNode:
     def produces(self, inputs: list[Mode]) -> Mode:
         return frozenset().union(*inputs) if inputs else INSERT_ONLY
 
-    def needs_update_before(self, required: bool) -> list[bool]:
-        """Stateful operators retract by -U; stateless ones pass the consumer's need down."""
-        return [required] * len(self.inputs)
+    def input_needs_update_before(self, needs: bool) -> list[bool]:
+        """Stateful operators retract by -U, so they ask their inputs for them."""
+        return [True] * len(self.inputs)
 
     def can_drop_update_before(self) -> bool:
-        """Whether this node can stop emitting -U itself when its consumer does not need them."""
+        """Stateful operators choose what they emit, so they can leave out -U rows."""
         return True
 
     def upsert_keys(self) -> tuple[Key, ...]:
@@ -58,7 +60,7 @@ class Scan(LNode):
         return INSERT_ONLY
 
     def can_drop_update_before(self) -> bool:
-        return False
+        return UB not in self.mode  # a source emits what its format holds
 
     def upsert_keys(self) -> tuple[Key, ...]:
         return (self.primary_key,) if self.primary_key else ()
@@ -68,6 +70,16 @@ class Scan(LNode):
 class Calc(LNode):
     projection: list[Expr] = field(default_factory=list)
     condition: Expr | None = None
+
+    def input_needs_update_before(self, needs: bool) -> list[bool]:
+        return [needs]
+
+    def can_drop_update_before(self) -> bool:
+        """Flink (FLINK-20634): a filter may drop the -U and keep the +U of one update, so a
+        filtering Calc keeps -U rows; a projection passes its input's ability on."""
+        if UB not in self.mode:
+            return True
+        return self.condition is None and self.inputs[0].can_drop_update_before()
 
     def upsert_keys(self) -> tuple[Key, ...]:
         where = {e.index: i for i, e in enumerate(self.projection) if isinstance(e, InputRef)}
@@ -85,7 +97,7 @@ class ChangelogNormalize(LNode):
     def produces(self, inputs: list[Mode]) -> Mode:
         return ALL
 
-    def needs_update_before(self, required: bool) -> list[bool]:
+    def input_needs_update_before(self, needs: bool) -> list[bool]:
         return [False]
 
     def upsert_keys(self) -> tuple[Key, ...]:
@@ -96,9 +108,6 @@ class ChangelogNormalize(LNode):
 class DropUpdateBefore(LNode):
     def produces(self, inputs: list[Mode]) -> Mode:
         return inputs[0] - {UB}
-
-    def needs_update_before(self, required: bool) -> list[bool]:
-        return [True]
 
     def upsert_keys(self) -> tuple[Key, ...]:
         return self.inputs[0].keys
@@ -111,9 +120,6 @@ class Aggregate(LNode):
 
     def produces(self, inputs: list[Mode]) -> Mode:
         return frozenset({I, UB, UA}) if inputs[0] == INSERT_ONLY else ALL
-
-    def needs_update_before(self, required: bool) -> list[bool]:
-        return [True]
 
     def upsert_keys(self) -> tuple[Key, ...]:
         return (tuple(range(len(self.group_keys))),)
@@ -144,9 +150,6 @@ class Join(LNode):
         if self.join_type == "INNER" and all(m == INSERT_ONLY for m in inputs):
             return INSERT_ONLY
         return ALL
-
-    def needs_update_before(self, required: bool) -> list[bool]:
-        return [True, True]
 
     def input_spec(self, side: int) -> str:
         keys = self.inputs[side].keys
@@ -194,9 +197,6 @@ class Rank(LNode):
             return INSERT_ONLY
         return ALL
 
-    def needs_update_before(self, required: bool) -> list[bool]:
-        return [True]
-
     def strategy(self) -> str:
         if self.inputs[0].mode == INSERT_ONLY:
             return "AppendFastStrategy"
@@ -212,7 +212,11 @@ class Rank(LNode):
 
 @dataclass(eq=False)
 class Union(LNode):
-    pass
+    def input_needs_update_before(self, needs: bool) -> list[bool]:
+        return [needs] * len(self.inputs)
+
+    def can_drop_update_before(self) -> bool:
+        return all(c.can_drop_update_before() for c in self.inputs)
 
 
 @dataclass(eq=False)
@@ -222,6 +226,12 @@ class LookupJoin(LNode):
     probe_keys: Key = ()
     lookup_keys: Key = ()
     condition: Expr | None = None
+
+    def input_needs_update_before(self, needs: bool) -> list[bool]:
+        return [needs]
+
+    def can_drop_update_before(self) -> bool:
+        return self.inputs[0].can_drop_update_before()
 
     def upsert_keys(self) -> tuple[Key, ...]:
         return self.inputs[0].keys
@@ -241,5 +251,5 @@ class Sink(LNode):
             return ALL
         return INSERT_ONLY
 
-    def needs_update_before(self, required: bool) -> list[bool]:
+    def input_needs_update_before(self, needs: bool) -> list[bool]:
         return [UB in self.accepts()]

@@ -12,6 +12,13 @@ from typing import Any
 
 from deltaflow.processor import plan as P
 from deltaflow.processor.planner import logical as L
+from deltaflow.processor.planner.delta_nodes import (
+    DeltaAggregate,
+    DeltaJoin,
+    UnrewrittenJoin,
+    build_delta_aggregate,
+    build_delta_join,
+)
 
 
 def to_physical(sink: L.Sink, ids: count, memo: dict[int, P.Node]) -> P.Sink:
@@ -127,4 +134,7 @@ _BUILD: dict[type, Callable[[Any, dict[str, Any]], P.Node]] = {
         **b, window=n.window, group_keys=n.group_keys, aggs=tuple(n.aggs)
     ),
     L.Union: lambda n, b: P.Union(**b),
+    DeltaJoin: build_delta_join,
+    UnrewrittenJoin: _join,
+    DeltaAggregate: build_delta_aggregate,
 }

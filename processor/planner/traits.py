@@ -1,5 +1,8 @@
-"""Changelog-mode and upsert-key inference: bottom-up from the sources, then refined
-top-down from the sinks (a consumer that does not need -U rows lets its producer drop them)."""
+"""Changelog-mode and upsert-key inference, as Flink's two steps: what each node can produce
+(bottom-up from the sources), then which update kinds each consumer needs (top-down from
+the sinks). A consumer that needs no -U rows asks its producer to leave them out; a
+producer that cannot (a CDC source, a filtering Calc) keeps them, and the consumer takes
+both kinds, as Flink falls back from "update-after only" to "before and after"."""
 
 from __future__ import annotations
 
@@ -15,21 +18,13 @@ def derive(node: L.LNode) -> None:
 
 
 def refine(node: L.LNode, needs_ub: bool) -> L.LNode:
-    """Top-down: drop -U where no consumer needs them; a source that cannot stop emitting
-    them gets a DropUpdateBefore above it. Returns the node to use in place of ``node``."""
-    for i, (child, need) in enumerate(
-        zip(node.inputs, node.needs_update_before(needs_ub), strict=True)
-    ):
-        node.inputs[i] = refine(child, need)
-    if needs_ub or L.UB not in node.mode:
-        return node
-    if node.can_drop_update_before():
+    """Top-down: drop -U rows no consumer needs. ``needs_ub`` False is only passed to a node
+    whose ``can_drop_update_before()`` holds. Returns ``node``."""
+    if not needs_ub:
         node.mode = node.mode - {L.UB}
-        return node
-    drop = L.DropUpdateBefore([node], list(node.fields))
-    drop.mode = node.mode - {L.UB}
-    drop.keys = node.keys
-    return drop
+    for child, need in zip(node.inputs, node.input_needs_update_before(needs_ub), strict=True):
+        refine(child, need or not child.can_drop_update_before())
+    return node
 
 
 def producer_of_updates(node: L.LNode) -> L.LNode:

@@ -12,6 +12,8 @@ def check_sink_compatibility(sink: L.Sink, settings: dict[str, str]) -> L.Sink:
     produced = sink.inputs[0].mode
     accepted = sink.accepts()
     extra = produced - accepted
+    if L.UA in accepted:  # an upsert sink takes -U rows when its input cannot leave them out
+        extra -= {L.UB}
     if not extra:
         return sink
     kinds = [

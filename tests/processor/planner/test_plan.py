@@ -253,3 +253,50 @@ def test_union_all_casts_each_side_to_the_common_type() -> None:
     assert isinstance(right, P.TableSourceScan)
     with pytest.raises(SqlError, match="no common type"):
         plan_job(sql.replace("SELECT x, s FROM b", "SELECT s, x FROM b"))
+
+
+UPSERT_SINK = (
+    "CREATE TABLE o (user_id BIGINT, total INT, PRIMARY KEY (user_id) NOT ENFORCED) WITH "
+    "('connector' = 'upsert-kafka', 'topic' = 'o', 'key.format' = 'json', 'value.format' = 'json');\n"
+)
+
+
+def modes(sink: P.Node) -> list[tuple[str, str]]:
+    kinds = ("I", "UB", "UA", "D")
+    return [
+        (type(n).__name__, ",".join(kinds[k] for k in sorted(n.changelog_mode)))
+        for n in nodes(sink)[1:]
+    ]
+
+
+def test_upsert_sink_takes_update_before_from_a_source_that_cannot_drop_them() -> None:
+    sql = ORDERS + UPSERT_SINK + "INSERT INTO o SELECT order_id, amount FROM orders;"
+    assert modes(plan_job(sql).plan.sinks[0]) == [
+        ("Calc", "I,UB,UA,D"),
+        ("TableSourceScan", "I,UB,UA,D"),
+    ]
+
+
+def test_a_filter_keeps_update_before_so_the_aggregate_below_emits_them() -> None:
+    having = (
+        ORDERS
+        + UPSERT_SINK
+        + (
+            "INSERT INTO o SELECT user_id, SUM(amount) AS total FROM orders GROUP BY user_id HAVING COUNT(*) > 1;"
+        )
+    )
+    assert modes(plan_job(having).plan.sinks[0])[:2] == [
+        ("Calc", "I,UB,UA,D"),
+        ("GroupAggregate", "I,UB,UA,D"),
+    ]
+    projection = (
+        ORDERS
+        + UPSERT_SINK
+        + (
+            "INSERT INTO o SELECT user_id, total FROM (SELECT user_id, SUM(amount) + 1 AS total FROM orders GROUP BY user_id);"
+        )
+    )
+    assert modes(plan_job(projection).plan.sinks[0])[:2] == [
+        ("Calc", "I,UA,D"),
+        ("GroupAggregate", "I,UA,D"),
+    ]

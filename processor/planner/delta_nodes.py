@@ -1,0 +1,217 @@
+"""Logical nodes of the delta rewrites, what they need to know about their sources, and their
+physical conversion.
+
+A delta operator reads a source table through its LMDB mirror: the table's rows by primary
+key plus an index on the columns it looks up. ``read_source`` says whether an input is such
+a source (a scan of a changelog table with a primary key, under at most one Calc) and which
+index serves a key; the rewrite rules turn its answer into a node or into the reason why not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from deltaflow.formats.errors import PlanError
+from deltaflow.processor import plan as P
+from deltaflow.processor.exprs.functions import is_deterministic
+from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, UdfCall, children
+from deltaflow.processor.plan import Key, Mode
+from deltaflow.processor.planner import logical as L
+from deltaflow.processor.planner.catalog import CHANGELOG_FORMATS
+
+STRATEGIES = ("AUTO", "FORCE", "NONE", "EVENTUAL")
+
+
+@dataclass(eq=False)
+class DeltaJoin(L.Join):
+    """A Join answered from the sources' mirrors. ``*_index`` are scan columns; ``*_positions``
+    where each index column sits among the join keys."""
+
+    left_index: Key = ()
+    right_index: Key = ()
+    left_positions: Key = ()
+    right_positions: Key = ()
+    index_names: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    eventual: bool = False
+
+    def produces(self, inputs: list[Mode]) -> Mode:
+        return frozenset({L.I, L.UA}) if self.eventual else super().produces(inputs)
+
+
+@dataclass(eq=False)
+class UnrewrittenJoin(L.Join):
+    """A regular Join the user asked to be a delta join (AUTO), with the reason it is not."""
+
+    reason: str = ""
+
+
+@dataclass(eq=False)
+class DeltaAggregate(L.Aggregate):
+    """An Aggregate recomputed per changed group from its source's mirror."""
+
+    index: Key = ()
+    positions: Key = ()
+    index_names: tuple[str, ...] = ()
+
+
+@dataclass
+class SourceRead:
+    """An input that is a mirrored source: its scan, the Calc above it, and the index chosen."""
+
+    scan: L.Scan
+    calc: L.Calc | None
+    columns: Key  # scan column of each key position
+    index: Key = ()
+    positions: Key = ()
+
+    @property
+    def index_names(self) -> tuple[str, ...]:
+        return tuple(self.scan.fields[c].name for c in self.index)
+
+
+def strategy_of(settings: dict[str, str], key: str) -> str:
+    value = settings.get(key, "AUTO").strip().upper()
+    if value not in STRATEGIES:
+        raise PlanError(
+            f"SET '{key}' = '{settings[key]}' is not a valid value; choose one of "
+            + ", ".join(STRATEGIES)
+        )
+    return value
+
+
+def read_source(child: L.LNode, key: Key, what: str) -> SourceRead | str:
+    """``child`` as a mirrored source keyed by its columns ``key``, or why it cannot be one."""
+    calc = child if isinstance(child, L.Calc) else None
+    scan = calc.inputs[0] if calc is not None else child
+    if not isinstance(scan, L.Scan):
+        found = type(scan).__name__
+        return f"the {what} is a {found}, not a source table read through projections and filters"
+    name = scan.table.name
+    if not scan.primary_key:
+        return f"table {name} has no PRIMARY KEY to mirror its rows by"
+    if scan.table.connector == "upsert-kafka" or scan.table.format not in CHANGELOG_FORMATS:
+        return f"table {name} is not a changelog (CDC) source; a mirror keeps one row per key"
+    columns = []
+    for k in key:
+        expr = calc.projection[k] if calc is not None else InputRef(scan.fields[k].type, k)
+        if not isinstance(expr, InputRef):
+            return (
+                f"the {what} key column {child.fields[k].name} is computed, not a column of {name}"
+            )
+        columns.append(expr.index)
+    if calc is not None:
+        for expr in [*calc.projection, calc.condition]:
+            fn = non_deterministic(expr)
+            if fn:
+                return f"the projection or filter on table {name} calls the non-deterministic function {fn}"
+    return SourceRead(scan, calc, tuple(columns))
+
+
+def choose_index(read: SourceRead, strategy: str) -> str | None:
+    """Sets ``read.index``: the whole key when it is a primary-key prefix, else the table's
+    ``'bucket.key'`` when the key holds it, else (not under AUTO) an index derived on the key.
+    Returns why no index serves the key under AUTO, else None."""
+    cols = tuple(dict.fromkeys(read.columns))
+    pk = read.scan.primary_key
+    declared = bucket_key(read.scan)
+    if strategy == "AUTO":
+        if declared is None or not set(declared) <= set(cols):
+            return (
+                f"table {read.scan.table.name} declares no 'bucket.key' within the lookup columns "
+                f"[{', '.join(read.scan.fields[c].name for c in cols)}] (as in Flink, only tables "
+                "whose storage offers such an index are rewritten; FORCE derives the index)"
+            )
+        index = declared
+    elif set(pk[: len(cols)]) == set(cols):
+        index = pk[: len(cols)]
+    elif declared is not None and set(declared) <= set(cols):
+        index = declared
+    else:
+        index = cols
+    read.index = index
+    read.positions = tuple(read.columns.index(c) for c in index)
+    return None
+
+
+def bucket_key(scan: L.Scan) -> Key | None:
+    """The scan columns of the table's ``'bucket.key'`` option (Fluss style), if it has one."""
+    text = scan.table.options.get("bucket.key")
+    if text is None:
+        return None
+    names = [f.name for f in scan.fields]
+    out = []
+    for name in (n.strip() for n in text.split(",")):
+        if name not in names:
+            raise PlanError(
+                f"option 'bucket.key' of table {scan.table.name} names {name!r}, which is not "
+                f"one of its columns ({', '.join(names)})"
+            )
+        out.append(names.index(name))
+    return tuple(out)
+
+
+def non_deterministic(expr: Expr | None) -> str | None:
+    if expr is None:
+        return None
+    if isinstance(expr, Call) and not is_deterministic(expr.op):
+        return expr.op
+    if isinstance(expr, UdfCall) and not expr.deterministic:
+        return expr.name
+    for child in children(expr):
+        found = non_deterministic(child)
+        if found:
+            return found
+    return None
+
+
+# -- physical conversion ------------------------------------------------------------
+
+
+def _mirror_side(child: P.Node, index: Key, positions: Key) -> tuple[P.MirrorSide, P.Node]:
+    """How the delta operator reads ``child`` (a Calc over a scan, or a scan), and the scan."""
+    if isinstance(child, P.Calc):
+        scan, projection, condition = child.inputs[0], child.projection, child.condition
+    else:
+        scan, condition = child, None
+        projection = tuple(InputRef(f.type, i) for i, f in enumerate(child.fields))
+    assert isinstance(scan, P.TableSourceScan)
+    names = scan.names
+    side = P.MirrorSide(
+        mirror=f"{scan.node_id}:Mirror:{scan.table}",
+        primary_key=tuple(names.index(c) for c in scan.primary_key),
+        index=index,
+        positions=positions,
+        projection=tuple(projection),
+        condition=condition,
+    )
+    return side, scan
+
+
+def build_delta_join(node: DeltaJoin, base: dict[str, Any]) -> P.Node:
+    left, left_scan = _mirror_side(base["inputs"][0], node.left_index, node.left_positions)
+    right, right_scan = _mirror_side(base["inputs"][1], node.right_index, node.right_positions)
+    return P.DeltaJoin(
+        **{**base, "inputs": (left_scan, right_scan)},
+        join_type=node.join_type,
+        left_keys=node.left_keys,
+        right_keys=node.right_keys,
+        condition=node.condition,
+        left_unique_keys=node.inputs[0].keys,
+        right_unique_keys=node.inputs[1].keys,
+        left=left,
+        right=right,
+        eventual=node.eventual,
+    )
+
+
+def build_delta_aggregate(node: DeltaAggregate, base: dict[str, Any]) -> P.Node:
+    child = base["inputs"][0]
+    source, scan = _mirror_side(child, node.index, node.positions)
+    return P.DeltaAggregate(
+        **{**base, "inputs": (scan,)},
+        group_keys=node.group_keys,
+        aggs=tuple(node.aggs),
+        source=source,
+        input_types=tuple(child.types),
+    )
