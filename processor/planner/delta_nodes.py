@@ -169,7 +169,10 @@ def non_deterministic(expr: Expr | None) -> str | None:
 
 
 def _mirror_side(child: P.Node, index: Key, positions: Key) -> tuple[P.MirrorSide, P.Node]:
-    """How the delta operator reads ``child`` (a Calc over a scan, or a scan), and the scan."""
+    """How the delta operator reads ``child`` (a Calc over a scan, or a scan), and the scan.
+
+    One mirror per scan, keyed by the table's primary key: every delta operator reading the
+    scan shares it, each adding the index it looks up by."""
     if isinstance(child, P.Calc):
         scan, projection, condition = child.inputs[0], child.projection, child.condition
     else:

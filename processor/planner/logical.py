@@ -151,6 +151,18 @@ class Join(LNode):
             return INSERT_ONLY
         return ALL
 
+    def can_drop_update_before(self) -> bool:
+        """Flink: a join emits only +U when each updating input is keyed within its join key
+        (``JoinKeyContainsUniqueKey``) and can itself leave out -U rows."""
+        return all(
+            c.mode <= INSERT_ONLY | {D}
+            or (self.input_spec(i) == "JoinKeyContainsUniqueKey" and c.can_drop_update_before())
+            for i, c in enumerate(self.inputs)
+        )
+
+    # Inputs keep their -U rows (the base class rule): deltaflow's join state is a multiset
+    # retracted by -U/-D, where Flink would let an input keyed within its join key drop them.
+
     def input_spec(self, side: int) -> str:
         keys = self.inputs[side].keys
         join_keys = set(self.left_keys if side == 0 else self.right_keys)

@@ -300,3 +300,29 @@ def test_a_filter_keeps_update_before_so_the_aggregate_below_emits_them() -> Non
         ("Calc", "I,UA,D"),
         ("GroupAggregate", "I,UA,D"),
     ]
+
+
+def test_join_into_upsert_sink_drops_update_before_only_when_inputs_allow_it() -> None:
+    clicks = "CREATE TABLE clicks (uid BIGINT, n INT) WITH ('connector' = 'kafka', 'topic' = 'k', 'format' = 'json');\n"
+    keyed = (
+        ORDERS
+        + clicks
+        + UPSERT_SINK
+        + (
+            "INSERT INTO o SELECT t.user_id, c.n FROM (SELECT user_id, SUM(amount) AS total FROM orders "
+            "GROUP BY user_id) AS t JOIN clicks AS c ON t.user_id = c.uid ON CONFLICT DO DEDUPLICATE;"
+        )
+    )
+    join = only(plan_job(keyed).plan.sinks[0], P.Join)
+    assert join.changelog_mode == frozenset({0, 2, 3})
+    assert 1 in join.inputs[0].changelog_mode  # deltaflow's join state retracts by -U
+    cdc = (
+        ORDERS
+        + clicks
+        + UPSERT_SINK
+        + (
+            "INSERT INTO o SELECT o.order_id, c.n FROM orders AS o JOIN clicks AS c ON o.order_id = c.uid "
+            "ON CONFLICT DO DEDUPLICATE;"
+        )
+    )
+    assert only(plan_job(cdc).plan.sinks[0], P.Join).changelog_mode == frozenset({0, 1, 2, 3})
