@@ -38,7 +38,10 @@ conformance: $(STAMP)
 	@exit $$(cat $(VENV)/flink/status)
 
 bench: $(STAMP)
-	$(BIN)/python -m bench
+	$(BIN)/pip install -q -e '.[dev,embedded,bench]'
+	test -x "$(or $(FLINK_PYTHON),/work/flinkvenv/bin/python)" || { \
+	  $(PY) -m venv /work/flinkvenv && /work/flinkvenv/bin/pip install -q apache-flink==2.3.0; }
+	$(BIN)/python -m bench --flink-python "$(or $(FLINK_PYTHON),/work/flinkvenv/bin/python)" $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,180 @@
+"""``python -m bench``: load the events, run every system on every workload, print the table.
+
+Quick run: ``python -m bench --orders 100000 --items 10000 --repeat 1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench import measure, report
+from bench.data import Shape
+from bench.kafka_io import create_topics
+from bench.load import produce_files, write_files
+from bench.runner import ROOT, Context, Run, child_command, run_once
+
+PLAN = {  # workload -> systems that run it
+    "W0": ["floor"], "W0b": ["floor"],
+    "W1": ["deltaflow", "hand", "quix", "flink"],
+    "W2": ["deltaflow", "hand", "quix", "flink"],
+    "W3": ["deltaflow", "hand", "flink"],
+    "W3D": ["deltaflow", "flink"],
+}  # fmt: skip
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    p.add_argument("--orders", type=int, default=1_000_000, help="order changes (default 1M)")
+    p.add_argument("--items", type=int, default=100_000, help="item changes (default 100k)")
+    p.add_argument("--repeat", type=int, default=3, help="runs per cell; the median is reported")
+    p.add_argument(
+        "--workloads", default=",".join(PLAN), help="comma-separated subset of " + ",".join(PLAN)
+    )
+    p.add_argument("--systems", default="floor,deltaflow,hand,quix,flink")
+    p.add_argument(
+        "--flink-python",
+        default="/work/flinkvenv/bin/python",
+        help="an interpreter with apache-flink==2.3.0 (skipped if missing)",
+    )
+    p.add_argument("--flink-parallelism", type=int, default=1)
+    p.add_argument(
+        "--profile", action="store_true", help="one extra cProfile run of deltaflow per workload"
+    )
+    p.add_argument(
+        "--latency", action="store_true", help="also run the steady-rate latency workload"
+    )
+    p.add_argument("--latency-rate", type=int, default=20_000)
+    p.add_argument("--latency-seconds", type=float, default=15.0)
+    p.add_argument(
+        "--work", default="", help="folder for data, state and results (default: a temp dir)"
+    )
+    p.add_argument(
+        "--code",
+        default="",
+        help="a git ref (e.g. HEAD) to benchmark from a snapshot instead of the working tree",
+    )
+    p.add_argument("--results", default="bench-results.json", help="where the JSON results go")
+    return p.parse_args(argv)  # fmt: skip
+
+
+def cells(args: argparse.Namespace) -> list[tuple[str, str]]:
+    wanted = set(args.systems.split(","))
+    if not Path(args.flink_python).exists():
+        print(f"bench: no Flink interpreter at {args.flink_python}; Flink skipped", file=sys.stderr)
+        wanted.discard("flink")
+    return [(w, s) for w in args.workloads.split(",") for s in PLAN[w] if s in wanted]
+
+
+def system_of(system: str) -> str:
+    return "hand" if system == "floor" else system
+
+
+def snapshot_env(ref: str, work: Path) -> dict | None:
+    """With ``ref``: extract that commit's packages and put them first on PYTHONPATH, so
+    the children import that code, not the working tree others may be editing."""
+    if not ref:
+        return None
+    src, ns = work / "src", work / "ns" / "deltaflow"
+    src.mkdir(parents=True, exist_ok=True)
+    ns.mkdir(parents=True, exist_ok=True)
+    folders = ["formats", "state", "connectors", "processor"]
+    archive = subprocess.run(["git", "archive", ref, *folders], cwd=ROOT, check=True,
+                             capture_output=True).stdout  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+    for folder in folders:
+        (ns / folder).symlink_to(src / folder)
+    return dict(os.environ, PYTHONPATH=str(ns.parent))
+
+
+def code_version(ref: str) -> str:
+    rev = subprocess.run(["git", "rev-parse", "--short", ref or "HEAD"], cwd=ROOT,
+                         capture_output=True, text=True).stdout.strip()  # fmt: skip
+    return f"{rev} (snapshot)" if ref else f"{rev} + working tree"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    from deltaflow.connectors.broker import EmbeddedBroker
+
+    work = Path(args.work or tempfile.mkdtemp(prefix="deltaflow-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    print(f"bench: code {code_version(args.code)}; load {measure.load()}")
+    print(f"bench: generating {args.orders:,} order and {args.items:,} item changes in {work}")
+    data = write_files(Shape(args.orders, args.items), work / "data")
+    with EmbeddedBroker() as broker:
+        topics = {"orders": "orders", "items": "items"}
+        create_topics(broker.bootstrap, list(topics.values()))
+        produce_files(data, broker.bootstrap, topics)
+        ctx = Context(
+            broker.bootstrap, data, topics, work, args.flink_python, args.flink_parallelism
+        )
+        runs = run_all(ctx, args)
+        profiles = run_profiles(ctx, args) if args.profile else {}
+        latency = None
+        if args.latency:
+            from bench.latency import measure_latency
+
+            latency = measure_latency(
+                broker.bootstrap, work, args.latency_rate, args.latency_seconds
+            )
+    summary = report.summarise(runs)
+    print("\n" + report.table(summary) + "\n\n" + report.ratios(summary))
+    if latency:
+        print(f"\nlatency (W1 daemon at {args.latency_rate:,}/s): {json.dumps(latency)}")
+    save(args, work, runs, profiles, latency, started)
+    if not args.work:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def run_all(ctx: Context, args: argparse.Namespace) -> list[Run]:
+    runs = []
+    for workload, system in cells(args):
+        for i in range(args.repeat):
+            run = run_once(ctx, system_of(system), workload, check=i == 0)
+            run.system = system
+            runs.append(run)
+            print(f"  {workload:4} {system:9} {run.rate:>10,.0f} ev/s  {run.peak_rss_mb:6.0f} MB  "
+                  f"{run.cpu_s:6.1f} cpu-s  correct={run.correct}  load={run.load} {run.note}",
+                  flush=True)  # fmt: skip
+    return runs
+
+
+def run_profiles(ctx: Context, args: argparse.Namespace) -> dict[str, str]:
+    """cProfile of deltaflow per workload: the top functions by own time."""
+    out = {}
+    for workload in [w for w in args.workloads.split(",") if "deltaflow" in PLAN[w]]:
+        path = ctx.work / f"profile-{workload}.txt"
+        topic = f"out-profile-{workload}-{int(time.time())}"
+        create_topics(ctx.bootstrap, [topic])
+        cmd = child_command(ctx, "deltaflow", workload, topic, str(path))
+        measure.run(cmd, str(ROOT), 1800, ctx.env)
+        out[workload] = path.read_text(encoding="utf-8") if path.exists() else "(no profile)"
+        print(f"\n-- cProfile, deltaflow {workload} --\n{out[workload]}")
+    return out
+
+
+def save(args, work: Path, runs: list[Run], profiles: dict, latency, started: float) -> None:
+    result = {
+        "command": "python -m bench " + " ".join(sys.argv[1:]),
+        "code": code_version(args.code),
+        "started_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(started)),
+        "runs": [vars(r) | {"rate": r.rate} for r in runs],
+        "profiles": profiles,
+        "latency": latency,
+    }
+    Path(args.results).write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
+    print(f"\nbench: results in {args.results}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

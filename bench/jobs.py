@@ -1,0 +1,79 @@
+"""The workloads' SQL: one text for deltaflow (Kafka in, upsert-kafka out) and one for
+Flink (the same events from debezium-json files, a blackhole sink; see PERFORMANCE.md).
+"""
+
+from __future__ import annotations
+
+ORDERS_COLUMNS = """order_id BIGINT, merchant_id INT, item_id INT, amount DECIMAL(10, 2),
+  status STRING, updated_at TIMESTAMP(3), PRIMARY KEY (order_id) NOT ENFORCED"""
+ITEMS_COLUMNS = """merchant_id INT, item_id INT, item_name STRING, price DECIMAL(10, 2),
+  PRIMARY KEY (merchant_id, item_id) NOT ENFORCED"""
+
+SINKS = {
+    "W1": """order_id BIGINT, merchant_id INT, amount DECIMAL(10, 2),
+  PRIMARY KEY (order_id) NOT ENFORCED""",
+    "W2": """merchant_id INT, order_count BIGINT, total_amount DECIMAL(38, 2),
+  PRIMARY KEY (merchant_id) NOT ENFORCED""",
+    "W3": """order_id BIGINT, merchant_id INT, item_id INT, amount DECIMAL(10, 2),
+  item_name STRING, price DECIMAL(10, 2), PRIMARY KEY (order_id) NOT ENFORCED""",
+}
+SINKS["W3D"] = SINKS["W3"]
+
+QUERIES = {
+    "W1": "SELECT order_id, merchant_id, amount FROM orders WHERE status = 'PAID'",
+    "W2": "SELECT merchant_id, COUNT(*), SUM(amount) FROM orders GROUP BY merchant_id",
+    "W3": """SELECT o.order_id, o.merchant_id, o.item_id, o.amount, i.item_name, i.price
+FROM orders AS o JOIN items AS i ON o.merchant_id = i.merchant_id AND o.item_id = i.item_id""",
+}
+QUERIES["W3D"] = QUERIES["W3"]
+DELTA_JOIN = "SET 'table.optimizer.delta-join.strategy' = 'FORCE';\n"
+
+
+def uses_items(workload: str) -> bool:
+    return workload.startswith("W3")
+
+
+def kafka_job(workload: str, bootstrap: str, topics: dict[str, str], bounded: bool = True) -> str:
+    """The deltaflow job: ``topics`` maps orders / items / out to topic names."""
+    end = "\n  'scan.bounded.mode' = 'latest-offset'," if bounded else ""
+
+    def source(name: str, columns: str) -> str:
+        return f"""CREATE TABLE {name} (
+  {columns}
+) WITH (
+  'connector' = 'kafka', 'topic' = '{topics[name]}',
+  'properties.bootstrap.servers' = '{bootstrap}',
+  'scan.startup.mode' = 'earliest-offset',{end}
+  'format' = 'debezium-json'
+);
+"""
+
+    parts = [DELTA_JOIN if workload == "W3D" else "", source("orders", ORDERS_COLUMNS)]
+    if uses_items(workload):
+        parts.append(source("items", ITEMS_COLUMNS))
+    parts.append(f"""CREATE TABLE out_table (
+  {SINKS[workload]}
+) WITH (
+  'connector' = 'upsert-kafka', 'topic' = '{topics["out"]}',
+  'properties.bootstrap.servers' = '{bootstrap}',
+  'key.format' = 'json', 'value.format' = 'json'
+);
+INSERT INTO out_table {QUERIES[workload]};
+""")
+    return "".join(parts)
+
+
+def flink_statements(workload: str, files: dict[str, str]) -> list[str]:
+    """Flink SQL statements: filesystem debezium-json sources, a blackhole sink, the INSERT."""
+
+    def source(name: str, columns: str) -> str:
+        return f"""CREATE TABLE {name} (
+  {columns}
+) WITH ('connector' = 'filesystem', 'path' = '{files[name]}', 'format' = 'debezium-json')"""
+
+    out = [source("orders", ORDERS_COLUMNS)]
+    if uses_items(workload):
+        out.append(source("items", ITEMS_COLUMNS))
+    out.append(f"CREATE TABLE out_table (\n  {SINKS[workload]}\n) WITH ('connector' = 'blackhole')")
+    out.append(f"INSERT INTO out_table {QUERIES[workload]}")
+    return out

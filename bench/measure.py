@@ -1,0 +1,110 @@
+"""Run a command in its own process group and measure it: wall time, peak RSS of the
+process tree (sampled from /proc, and the kernel's own peak from wait4), CPU seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+TICK = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+@dataclass
+class Measured:
+    returncode: int
+    stdout: str
+    stderr: str
+    wall_s: float
+    peak_rss_mb: float
+    cpu_s: float
+
+
+def load() -> str:
+    """The 1, 5 and 15 minute load averages, as ``uptime`` shows them."""
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        tree.setdefault(ppid, []).append(int(entry.name))
+    return tree
+
+
+def tree_usage(root: int) -> tuple[int, float]:
+    """(RSS bytes, CPU seconds) summed over ``root`` and its live descendants."""
+    tree, stack, rss, cpu = _children(), [root], 0, 0.0
+    while stack:
+        pid = stack.pop()
+        stack.extend(tree.get(pid, ()))
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            rss += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
+        except (OSError, IndexError):
+            continue
+        cpu += sum(int(f) for f in fields[11:15]) / TICK  # utime stime cutime cstime
+    return rss, cpu
+
+
+class Sampler(threading.Thread):
+    def __init__(self, pid: int, every: float = 0.1) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.every = pid, every
+        self.peak_rss, self.cpu = 0, 0.0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(self.every):
+            rss, cpu = tree_usage(self.pid)
+            self.peak_rss = max(self.peak_rss, rss)
+            self.cpu = max(self.cpu, cpu)
+
+
+def run(cmd: list[str], cwd: str, timeout: float, env: dict | None = None) -> Measured:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=err,
+                                stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        sampler = Sampler(proc.pid)
+        sampler.start()
+        timer = threading.Timer(timeout, _kill_group, (proc.pid,))
+        timer.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        timer.cancel()
+        sampler.done.set()
+        sampler.join()
+        _kill_group(proc.pid)  # a JVM or broker left behind by the child
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return Measured(
+            returncode=proc.returncode,
+            stdout=out.read().decode("utf-8", "replace"),
+            stderr=err.read().decode("utf-8", "replace"),
+            wall_s=wall,
+            peak_rss_mb=max(sampler.peak_rss, usage.ru_maxrss * 1024) / 2**20,
+            cpu_s=max(sampler.cpu, usage.ru_utime + usage.ru_stime),
+        )
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,84 @@
+"""The results table: workload x system, medians, and deltaflow's ratios."""
+
+from __future__ import annotations
+
+import statistics
+
+from bench.runner import Run
+
+TARGETS = {  # events/s measured by the CEO before deltaflow existed (2 cores, tansu)
+    ("W1", "hand"): 146_000, ("W2", "hand"): 140_000, ("W3", "hand"): 103_000,
+    ("W1", "flink"): 100_000, ("W2", "flink"): 90_000, ("W3", "flink"): 67_000,
+}  # fmt: skip
+
+
+def median_run(runs: list[Run]) -> Run:
+    """The run with the median rate (the lower middle one for an even count)."""
+    ordered = sorted(runs, key=lambda r: r.rate)
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def summarise(runs: list[Run]) -> dict[tuple[str, str], dict]:
+    groups: dict[tuple[str, str], list[Run]] = {}
+    for run in runs:
+        groups.setdefault((run.workload, run.system), []).append(run)
+    out = {}
+    for key, group in groups.items():
+        ok = [r for r in group if r.correct != "failed"]
+        mid = median_run(ok) if ok else group[0]
+        out[key] = {
+            "rate": statistics.median(r.rate for r in ok) if ok else 0.0,
+            "rates": [round(r.rate) for r in group],
+            "peak_rss_mb": max(r.peak_rss_mb for r in group),
+            "cpu_s": mid.cpu_s,
+            "wall_s": mid.wall_s,
+            "correct": "; ".join(sorted({r.correct for r in group})),
+            "note": "; ".join(sorted({r.note for r in group if r.note})),
+            "load": ", ".join(r.load for r in group),
+        }
+    return out
+
+
+def ratio(summary: dict, workload: str, other: tuple[str, str]) -> str:
+    mine = summary.get((workload, "deltaflow"), {}).get("rate", 0.0)
+    theirs = summary.get(other, {}).get("rate", 0.0)
+    return f"{mine / theirs:.2f}x" if mine and theirs else "-"
+
+
+def table(summary: dict) -> str:
+    """A Markdown table, one row per (workload, system)."""
+    head = ("| workload | system | events/s (median) | runs (events/s) | peak RSS MB | CPU s "
+            "| output correct | deltaflow / this | load (1/5/15 min) | note |")  # fmt: skip
+    lines = [head, "|" + "---|" * 10]
+    order = {"W0": 0, "W0b": 1, "W1": 2, "W2": 3, "W3": 4, "W3D": 5}
+    systems = {"floor": 0, "deltaflow": 1, "hand": 2, "quix": 3, "flink": 4}
+    for workload, system in sorted(
+        summary, key=lambda k: (order.get(k[0], 9), systems.get(k[1], 9))
+    ):
+        s = summary[(workload, system)]
+        rel = "-" if system == "deltaflow" else ratio(summary, workload, (workload, system))
+        lines.append(
+            f"| {workload} | {system} | {s['rate']:,.0f} | {', '.join(f'{r:,}' for r in s['rates'])} "
+            f"| {s['peak_rss_mb']:.0f} | {s['cpu_s']:.1f} | {s['correct']} | {rel} | {s['load']} "
+            f"| {s['note']} |"
+        )
+    return "\n".join(lines)
+
+
+def ratios(summary: dict) -> str:
+    """deltaflow against the floor (W0b), each baseline, and the CEO's targets."""
+    lines = ["| workload | vs W0b floor | vs hand-written | vs Quix | vs Flink | vs CEO's hand "
+             "target | vs CEO's Flink target |", "|" + "---|" * 7]  # fmt: skip
+    for workload in ("W1", "W2", "W3", "W3D"):
+        mine = summary.get((workload, "deltaflow"), {}).get("rate", 0.0)
+        if not mine:
+            continue
+        base = "W3" if workload == "W3D" else workload
+        ceo = [f"{mine / TARGETS[(base, s)]:.2f}x" for s in ("hand", "flink")]
+        lines.append(
+            f"| {workload} | {ratio(summary, workload, ('W0b', 'floor'))} "
+            f"| {ratio(summary, workload, (workload, 'hand'))} "
+            f"| {ratio(summary, workload, (workload, 'quix'))} "
+            f"| {ratio(summary, workload, (base, 'flink'))} | {ceo[0]} | {ceo[1]} |"
+        )
+    return "\n".join(lines)
