@@ -109,19 +109,20 @@ class KafkaSource:
         if self.consumer is None or self.finished():
             return out
         self._discover()
-        for tp, msgs in self._grouped(kafka_client.drain(self.consumer, max_records, timeout)):
-            raw, headers = self._raw(tp, msgs)
+        msgs = kafka_client.drain(self.consumer, max_records, timeout)
+        good = [m for m in msgs if m.error() is None]
+        for tp, records in self._grouped(good):
+            raw, headers = self._raw(tp, records)
             if raw is not None:
                 out.extend(self._decode(raw, headers))
-        return out
-
-    def _grouped(self, msgs: list) -> list[tuple[tuple[str, int], list]]:
-        """Records per partition in offset order; partition EOF and errors handled here."""
-        good = [m for m in msgs if m.error() is None]
-        if len(good) != len(msgs):
+        if len(good) != len(msgs):  # after the records: an EOF follows its partition's records
             for msg in msgs:
                 if msg.error() is not None:
                     self._event(msg)
+        return out
+
+    def _grouped(self, good: list) -> list[tuple[tuple[str, int], list]]:
+        """Records per partition, in offset order."""
         if not good:
             return []
         if len(self.bounds) == 1:

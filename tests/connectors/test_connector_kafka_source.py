@@ -328,3 +328,14 @@ def test_update_pairs_are_never_split_across_polls(broker, new_topic):
     assert [RowKind.UPDATE_BEFORE, RowKind.UPDATE_AFTER] in batches
     assert all(kinds[-1] != RowKind.UPDATE_BEFORE for kinds in batches)
     assert sum(len(k) for k in batches) == 20
+
+
+def test_records_fetched_together_with_partition_eof_are_all_returned(broker, new_topic):
+    import time
+
+    topic = new_topic("eof")
+    produce(broker, topic, _records(10), flush_each=3)
+    source = create_source(raw_table(topic), bootstrap=broker)
+    source.open()
+    time.sleep(1.0)  # the client prefetches every record and the end-of-partition event
+    assert values(read_all(source)) == [f"r{i}" for i in range(10)]
