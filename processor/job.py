@@ -2,8 +2,9 @@
 
 The loop is the whole daemon: poll each source for a batch, push it through the
 graph, write what reaches each sink, and every checkpoint interval flush the sinks
-and commit state plus source positions in one LMDB transaction (at-least-once:
-after a crash the job redoes at most one epoch, and upsert sinks end identical).
+and commit state plus source positions in one LMDB transaction. With exactly-once
+sinks the epoch's output is one Kafka transaction tied to that LMDB commit (see
+``Job.checkpoint`` and ARCHITECTURE.md section 3).
 """
 
 from __future__ import annotations
@@ -18,14 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deltaflow.connectors.base import TableSpec, create_sink, create_source
+from deltaflow.connectors.transactions import EpochTransactions, open_transactions
 from deltaflow.formats.errors import ConnectorError, DeltaflowError, StateError
-from deltaflow.processor import progress
+from deltaflow.processor import crash, progress
+from deltaflow.processor.brokers import BrokerWatch, cluster_configs
 from deltaflow.processor.plan import JobPlan, Node, Sink, TableSourceScan
 from deltaflow.state.backend import StateBackend
+from deltaflow.state.checkpoint import Checkpointer
 
 POLL_RECORDS = 5000
 POLL_TIMEOUT_S = 0.05
 DEFAULT_CHECKPOINT_MS = 1000
+DEFAULT_BROKER_TIMEOUT_MS = 180_000
 
 
 @dataclass
@@ -89,6 +94,14 @@ def checkpoint_interval_s(settings: dict[str, str]) -> float:
     return parse_duration_ms(text, "execution.checkpointing.interval") / 1000
 
 
+def broker_timeout_s(settings: dict[str, str]) -> float:
+    """``deltaflow.broker.timeout``: how long the job waits out unreachable brokers."""
+    text = settings.get("deltaflow.broker.timeout")
+    if not text:
+        return DEFAULT_BROKER_TIMEOUT_MS / 1000
+    return max(1, parse_duration_ms(text, "deltaflow.broker.timeout")) / 1000
+
+
 _UNITS_MS = {
     "ms": 1, "milli": 1, "millis": 1, "millisecond": 1, "milliseconds": 1,
     "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
@@ -112,36 +125,80 @@ def parse_duration_ms(text: str, option: str) -> int:
 class Job:
     """One running job: its sources, graph, sinks and state."""
 
-    def __init__(self, plan: JobPlan, options: JobOptions, stop: threading.Event | None = None) -> None:
-        from deltaflow.processor.runtime.graph import Graph, RuntimeContext
-
+    def __init__(
+        self, plan: JobPlan, options: JobOptions, stop: threading.Event | None = None
+    ) -> None:
         self.plan = plan
         self.options = options
         self.stats = JobStats()
         self.stop = stop or threading.Event()
-        self.backend = StateBackend(options.state_dir)
-        self.backend.check_plan(plan.fingerprint, describe_plan(plan))
         self.interval_s = checkpoint_interval_s(plan.settings)
-        self.epoch = int(self.backend.meta("epoch") or 0)
-        ctx = RuntimeContext.from_settings(plan.settings)
-        self.graph = Graph(plan, self.backend, ctx)
-        self.scans = scans_of(plan)
-        self.sources = {}
-        self.sinks = {}
-        self._open_connectors()
+        self.broker_timeout_s = broker_timeout_s(plan.settings)
+        self.sources: dict = {}
+        self.sinks: dict = {}
+        self.txn: EpochTransactions | None = None
+        self.watch: BrokerWatch | None = None
+        self.backend = StateBackend(options.state_dir)
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
 
-    def _open_connectors(self) -> None:
-        resume = self.backend.meta("offsets") or {}
+    def _start(self) -> None:
+        """Sinks first (the transaction fences an earlier incarnation), then the state is
+        restored to the epoch the sinks committed, then the sources open at its offsets."""
+        from deltaflow.processor.runtime.graph import Graph, RuntimeContext
+
+        self.backend.check_plan(self.plan.fingerprint, describe_plan(self.plan))
+        self._open_sinks()
+        self.txn = self._open_transaction()
+        restored = Checkpointer(self.backend).restore(self._sink_committed if self.txn else None)
+        self.epoch, resume = restored or (0, {})
+        self._txn_dirty = False
+        self.graph = Graph(
+            self.plan, self.backend, RuntimeContext.from_settings(self.plan.settings)
+        )
+        self.scans = scans_of(self.plan)
+        self._open_sources(resume)
+        self.watch = BrokerWatch(self._clusters(), self.broker_timeout_s).start()
+
+    def _open_sinks(self) -> None:
+        for sink in self.plan.sinks:
+            spec = sink_spec(sink)
+            self.sinks[sink.node_id] = create_sink(
+                spec, bootstrap=self.options.bootstrap, out=self.options.out
+            )
+            self.stats.events_out[sink.table] = 0
+
+    def _open_transaction(self) -> EpochTransactions | None:
+        """The Kafka transaction of the exactly-once sinks (None when there are none)."""
+        joining = [s for s in self.sinks.values() if hasattr(s, "transaction_request")]
+        requests = [(s, s.transaction_request()) for s in joining]
+        requests = [(s, r) for s, r in requests if r is not None]
+        txn = open_transactions([r for _, r in requests], self.broker_timeout_s)
+        if txn is None:
+            return None
+        txn.start()
+        for sink, _ in requests:
+            sink.join_transaction(txn.producer)
+        return txn
+
+    def _sink_committed(self, epoch: int) -> bool:
+        return self.txn is not None and self.txn.committed_epoch() == epoch
+
+    def _open_sources(self, resume: dict) -> None:
         start = None if resume else self.options.start
         for scan in self.scans:
             source = create_source(source_spec(scan), bootstrap=self.options.bootstrap, start=start)
-            source.open(resume.get(str(scan.node_id)))
             self.sources[scan.node_id] = source
+            source.open(resume.get(str(scan.node_id)))
             self.stats.events_in[scan.table] = 0
-        for sink in self.plan.sinks:
-            spec = sink_spec(sink)
-            self.sinks[sink.node_id] = create_sink(spec, bootstrap=self.options.bootstrap, out=self.options.out)
-            self.stats.events_out[sink.table] = 0
+
+    def _clusters(self) -> dict:
+        tables = [(s.table, dict(s.options)) for s in self.scans]
+        tables += [(s.table, dict(s.options)) for s in self.plan.sinks]
+        return cluster_configs(tables, self.options.bootstrap)
 
     # -- the loop -----------------------------------------------------------------
 
@@ -150,6 +207,8 @@ class Job:
         last_checkpoint = time.monotonic()
         display = progress.Display(self, enabled=not self.options.quiet)
         try:
+            if self.txn is not None:
+                self.txn.begin()
             while not self.stop.is_set():
                 busy = self._poll_once()
                 if self._all_finished():
@@ -158,6 +217,7 @@ class Job:
                 if time.monotonic() - last_checkpoint >= self.interval_s:
                     self.checkpoint()
                     last_checkpoint = time.monotonic()
+                self.watch.check()
                 display.tick()
                 if not busy:
                     time.sleep(0.005)
@@ -178,6 +238,7 @@ class Job:
                 busy = True
                 self.stats.events_in[scan.table] += len(batch)
                 self._emit(self.graph.push(scan.node_id, batch))
+                crash.point("batch")
         return busy
 
     def _all_finished(self) -> bool:
@@ -188,6 +249,7 @@ class Job:
             if batch:
                 self.sinks[sink_id].write(batch)
                 self.stats.events_out[self._sink_table(sink_id)] += len(batch)
+                self._txn_dirty = True
 
     def _sink_table(self, sink_id: int) -> str:
         for sink in self.plan.sinks:
@@ -196,29 +258,52 @@ class Job:
         raise AssertionError(sink_id)
 
     def checkpoint(self) -> None:
-        """The checkpoint, in order:
+        """The checkpoint (ARCHITECTURE.md section 3; ``crash`` names its points):
 
-        1. flush the graph (mini-batch buffers) and write its output to the sinks;
-        2. flush every sink: all output of this epoch is acknowledged by the broker;
-        3. commit, in ONE LMDB write transaction, the operator state changes and the
-           source positions after the last record that produced them, and the epoch.
-        A crash before 3 redoes the epoch from the previous positions (at-least-once).
+        0. flush the graph (mini-batch buffers) and write its output to the sinks;
+        1. flush every sink: all output of this epoch is acknowledged by the broker
+           (with exactly-once: inside the epoch's open Kafka transaction);
+        2-4. ``Checkpointer.checkpoint``: ONE LMDB transaction with the state changes,
+           the source positions and the epoch; with a Kafka transaction holding output,
+           that LMDB transaction marks the epoch pending with an undo log, the Kafka
+           transaction commits with the epoch marker, and the pending mark is cleared.
+        A crash before 2 redoes the epoch from the previous positions; a crash between
+        2 and 4 is settled on restart by asking the broker whether the epoch committed.
         """
         started = time.monotonic()
         self._emit(self.graph.flush())
+        crash.point("step0")
         for sink in self.sinks.values():
-            sink.flush(30.0)
-        self.epoch += 1
+            sink.flush(self.broker_timeout_s)
+        crash.point("step1")
+        epoch = self.epoch + 1
         offsets = {str(k): s.position() for k, s in self.sources.items()}
-        self.backend.commit({"offsets": offsets, "epoch": self.epoch})
+        commit_sink = None
+        if self.txn is not None and self._txn_dirty:
+            commit_sink = lambda: self._commit_transaction(epoch)  # noqa: E731
+        Checkpointer(self.backend).checkpoint(epoch, offsets, commit_sink=commit_sink)
+        self.epoch = epoch
+        self._txn_dirty = False
+        crash.point("step4")
+        if self.txn is not None:
+            self.txn.begin()
         self.stats.checkpoints += 1
         self.stats.last_checkpoint_s = time.monotonic() - started
 
+    def _commit_transaction(self, epoch: int) -> None:
+        crash.point("step2")
+        self.txn.commit(epoch)  # type: ignore[union-attr]
+        crash.point("step3")
+
     def close(self) -> None:
+        if self.watch is not None:
+            self.watch.stop()
         for source in self.sources.values():
             source.close()
         for sink in self.sinks.values():
             sink.close()
+        if self.txn is not None:
+            self.txn.close()
         self.backend.close()
 
 
