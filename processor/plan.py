@@ -130,18 +130,49 @@ class Join(Node):
     right_unique_keys: tuple[Key, ...] = ()
 
 
+@dataclass(frozen=True)
+class MirrorSide:
+    """How a delta operator reads one source table through its LMDB mirror.
+
+    ``mirror`` names the mirror (rows of the scan by ``primary_key``, scan-row columns);
+    ``index`` are the scan-row columns lookups use and ``positions`` where each of them
+    sits in the operator's key tuple (join keys or group keys, in that order).
+    ``projection``/``condition`` are the Calc from a scan row to the operator's input row.
+    """
+
+    mirror: str
+    primary_key: Key
+    index: Key
+    positions: Key
+    projection: tuple[Expr, ...]
+    condition: Expr | None = None
+
+
 @dataclass(frozen=True, kw_only=True)
 class DeltaJoin(Join):
     """A join answered by looking up the other side's LMDB-indexed source mirror.
 
-    ``left_table``/``right_table`` name the mirrored source scans; ``left_index`` and
-    ``right_index`` the columns (of the mirrors' rows) each side is looked up by.
-    ``eventual`` gives VVR's EVENTUAL semantics (+I/+U only).
+    Its ``inputs`` are the two source scans themselves (their changes feed the mirrors);
+    ``left``/``right`` say how each side's rows come from its mirror. ``left_keys`` and
+    ``right_keys`` are columns of the sides' rows, as in Join. ``eventual`` gives VVR's
+    EVENTUAL semantics (+I/+U only).
     """
 
-    left_index: Key
-    right_index: Key
+    left: MirrorSide
+    right: MirrorSide
     eventual: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeltaAggregate(GroupAggregate):
+    """A GroupAggregate recomputed per changed group from the source's mirror.
+
+    Its input is the source scan itself; ``source`` gives the Calc to the aggregate's input
+    row, whose column ``i`` is ``source.projection[i]``.
+    """
+
+    source: MirrorSide
+    input_types: tuple[DataType, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -28,6 +28,8 @@ from deltaflow.processor.runtime.base import (
     RuntimeContext,
     epoch_ms,
 )
+from deltaflow.processor.runtime.delta_agg import DeltaAggOperator
+from deltaflow.processor.runtime.delta_join import DeltaJoinOperator
 from deltaflow.processor.runtime.group_agg import GroupAggOperator
 from deltaflow.processor.runtime.join import JoinOperator
 from deltaflow.processor.runtime.keyed import (
@@ -51,7 +53,8 @@ _BUILDERS = {
     p.Calc: CalcOperator,
     p.GroupAggregate: GroupAggOperator,
     p.Join: JoinOperator,
-    p.DeltaJoin: JoinOperator,
+    p.DeltaJoin: DeltaJoinOperator,
+    p.DeltaAggregate: DeltaAggOperator,
     p.ChangelogNormalize: ChangelogNormalizeOperator,
     p.Deduplicate: DeduplicateOperator,
     p.SinkUpsertMaterializer: SinkUpsertMaterializerOperator,

@@ -1,0 +1,127 @@
+"""Source mirrors for the delta operators: a CDC table's rows by primary key in LMDB, plus
+the indexes operators look them up by (``deltaflow.state.indexed.IndexedTable``).
+
+One mirror per scan of a job, shared by every delta operator reading that scan: the first
+operator a batch reaches applies it (``apply`` is a no-op for a batch already applied), and
+keeps each changed key's row from before the batch, so that any operator can still see the
+table as it was before the batch (``lookup(..., before=batch)``), the view a regular join's
+state would have. A -U/-D of a key the mirror does not hold deletes nothing and is counted
+in ``contradictions`` (a compacted topic can start with such a delete; the operators emit
+for it what a regular join or aggregate would).
+
+``SourceReader`` turns looked-up scan rows into an operator's input rows (the Calc between
+the scan and the operator) grouped by the operator's key.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from deltaflow.formats.changelog import Batch
+from deltaflow.processor.exprs.compile import compile_calc
+from deltaflow.processor.exprs.nodes import InputRef
+from deltaflow.processor.plan import Key, MirrorSide
+from deltaflow.processor.runtime.base import RuntimeContext, key_getter
+from deltaflow.state.indexed import IndexedTable
+
+_MIRRORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # backend -> {name: Mirror}
+
+
+class Mirror:
+    """One source table's mirror and the before-images of the last batch applied."""
+
+    def __init__(self, table: IndexedTable) -> None:
+        self.table = table
+        self.pk_of = key_getter(tuple(table.key_columns))
+        self.contradictions = 0
+        self._batch: Batch | None = None
+        self._before: dict[tuple, tuple | None] = {}
+        self._before_by_index: dict[str, dict[tuple, list[tuple]]] = {}
+
+    @classmethod
+    def open(cls, backend, side: MirrorSide) -> Mirror:
+        """The job's mirror named ``side.mirror``, with ``side``'s index added if new."""
+        mirrors = _MIRRORS.setdefault(backend, {})
+        name = index_name(side.index)
+        table = backend.indexed(side.mirror, list(side.primary_key), {name: list(side.index)})
+        mirror = mirrors.get(side.mirror)
+        if mirror is None or mirror.table is not table:
+            mirror = mirrors[side.mirror] = cls(table)
+        return mirror
+
+    def apply(self, batch: Batch) -> None:
+        """Applies a batch of the scan's changes, once, keeping the rows it replaces."""
+        if batch is self._batch:
+            return
+        pks = list(dict.fromkeys(map(self.pk_of, batch.rows)))
+        self._before = dict(zip(pks, self.table.get_many(pks), strict=True))
+        self._before_by_index = {}
+        self.contradictions += len(self.table.apply(batch.kinds, batch.rows))
+        self._batch = batch
+
+    def lookup(self, index: str, keys: list[tuple], before: Batch | None) -> list[list[tuple]]:
+        """The rows of each index key; as before ``before`` when that is the last batch applied."""
+        found = self.table.lookup(index, keys)
+        if before is None or before is not self._batch:
+            return found
+        changed, pk_of = self._before, self.pk_of
+        old = self._old_rows(index)
+        return [
+            [r for r in rows if pk_of(r) not in changed] + old.get(key, [])
+            for key, rows in zip(keys, found, strict=True)
+        ]
+
+    def _old_rows(self, index: str) -> dict[tuple, list[tuple]]:
+        by_key = self._before_by_index.get(index)
+        if by_key is None:
+            get = key_getter(tuple(self.table.indexes[index]))
+            by_key = {}
+            for row in self._before.values():
+                if row is not None:
+                    by_key.setdefault(get(row), []).append(row)
+            self._before_by_index[index] = by_key
+        return by_key
+
+
+def index_name(columns: Key) -> str:
+    return "by:" + ",".join(map(str, columns))
+
+
+class SourceReader:
+    """An operator's view of one source: its rows by the operator's key, through the Calc."""
+
+    def __init__(self, side: MirrorSide, key: Key, backend, ctx: RuntimeContext) -> None:
+        self.mirror = Mirror.open(backend, side)
+        self.index = index_name(side.index)
+        self.positions = side.positions
+        self.key_of = key_getter(key)
+        self.width = len(side.projection)
+        identity = side.condition is None and all(
+            isinstance(e, InputRef) and e.index == i for i, e in enumerate(side.projection)
+        )
+        self.calc = None
+        if not identity:
+            self.calc = compile_calc(list(side.projection), side.condition, ctx.eval_context())
+
+    def changes(self, batch: Batch) -> tuple[list[int], list[tuple]]:
+        """Applies the scan's batch to the mirror; returns it as the operator's input rows."""
+        self.mirror.apply(batch)
+        if self.calc is None:
+            return batch.kinds, batch.rows
+        return self.calc(batch.kinds, batch.rows)
+
+    def rows(self, keys: list[tuple], before: Batch | None) -> dict[tuple, list[tuple]]:
+        """The operator's input rows of each key (the mirror as before ``before``, see Mirror)."""
+        positions = self.positions
+        lookups = list(dict.fromkeys(tuple(k[p] for p in positions) for k in keys))
+        found = self.mirror.lookup(self.index, lookups, before)
+        raw = [row for rows in found for row in rows]
+        if self.calc is not None and raw:
+            raw = self.calc([0] * len(raw), raw)[1]
+        wanted: dict[tuple, list[tuple]] = {k: [] for k in keys}
+        key_of = self.key_of
+        for row in raw:
+            group = wanted.get(key_of(row))
+            if group is not None:
+                group.append(row)
+        return wanted
