@@ -9,7 +9,8 @@ before and after are compared and the difference is emitted, record by record:
   ``-U(old)``/``+U(new)`` (``-U`` only when the node's mode has UB), a rank that
   appears emits ``+I`` and one that disappears ``-D``;
 - without it, rows that left the top emit ``-D`` and rows that entered ``+I``
-  (for an addition the ``+I`` comes first, for a retraction the ``-D``).
+  (the ``-D`` first, then the ``+I``, as Flink 2.3 prints for both insert-only and
+  updating input: ``+I[a, 1] +I[a, 5] -D[a, 1] +I[a, 3]`` for a top 2 by v DESC).
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ class RankOperator(Operator):
             before = self._top(rows)
             if not self._change(rows, kind, row):
                 continue
-            self._emit(out, before, self._top(rows), ADDS[kind])
+            self._emit(out, before, self._top(rows))
             if self.keep is not None and len(rows) > self.keep:
                 del rows[self.keep :]
         for part, rows in lists.items():
@@ -113,13 +114,13 @@ class RankOperator(Operator):
                 return True
         return False  # a retraction of a row never added: nothing to emit
 
-    def _emit(self, out: Batch, before: list[tuple], after: list[tuple], added: bool) -> None:
+    def _emit(self, out: Batch, before: list[tuple], after: list[tuple]) -> None:
         if not self.with_number:
-            # as Flink: an addition emits its +I before the -D of the row it pushed out,
-            # a retraction its -D before the +I of the row that moves up
+            # as Flink: the -D of the row that left the top first, then the +I of the one
+            # that entered (checked against Flink 2.3 by tests/conformance)
             deletes = _difference(before, after, DELETE, self.freeze)
             inserts = _difference(after, before, INSERT, self.freeze)
-            for kind, row in inserts + deletes if added else deletes + inserts:
+            for kind, row in deletes + inserts:
                 out.append(kind, row)
             return
         for i in range(max(len(before), len(after))):

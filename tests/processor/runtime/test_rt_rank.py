@@ -38,8 +38,8 @@ def test_top_2_without_rank_number_retracts_the_row_pushed_out(backend, ctx):
     assert out == [
         "+I[a, 1]",
         "+I[a, 5]",
-        "+I[a, 3]",  # an addition: its +I first, then the row it pushed out
-        "-D[a, 1]",
+        "-D[a, 1]",  # Flink 2.3 prints the row pushed out first, then the addition
+        "+I[a, 3]",
         "-D[a, 5]",
         "+I[a, 1]",
         "+I[b, 9]",
@@ -127,7 +127,7 @@ def test_rank_over_rows_with_an_array_column(backend, ctx):
     )
     op = RankOperator(node, backend, ctx)
     out = op.process(Batch([0, 0], [("a", 2, ["x"]), ("a", 1, ["y"])]))
-    assert out.pairs() == [(0, ("a", 2, ["x"])), (0, ("a", 1, ["y"])), (3, ("a", 2, ["x"]))]
+    assert out.pairs() == [(0, ("a", 2, ["x"])), (3, ("a", 2, ["x"])), (0, ("a", 1, ["y"]))]
 
 
 def test_append_only_input_keeps_only_the_top_rows_in_state(backend, ctx):
@@ -145,5 +145,5 @@ def test_append_only_input_keeps_only_the_top_rows_in_state(backend, ctx):
     )
     op = RankOperator(node, backend, ctx)
     out = show(op.process(parse_changelog("+I[a, 5]\n+I[a, 4]\n+I[a, 3]\n+I[a, 9]", T)), T)
-    assert out == ["+I[a, 5]", "+I[a, 4]", "+I[a, 3]", "-D[a, 5]"]
+    assert out == ["+I[a, 5]", "+I[a, 4]", "-D[a, 5]", "+I[a, 3]"]  # Flink 2.3: -D first
     assert op.state.get(("a",)) == [("a", 3), ("a", 4)]
