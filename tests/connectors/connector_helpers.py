@@ -19,7 +19,7 @@ def produce(
     after every that many records, so they land in separate record batches."""
     if partition == 0:
         ensure_topics(bootstrap, [topic], partitions=1)
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 50})
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     for i, rec in enumerate(records, 1):
         key, value, *rest = rec
         extra = {} if partition is None else {"partition": partition}

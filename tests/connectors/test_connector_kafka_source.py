@@ -339,3 +339,33 @@ def test_records_fetched_together_with_partition_eof_are_all_returned(broker, ne
     source.open()
     time.sleep(1.0)  # the client prefetches every record and the end-of-partition event
     assert values(read_all(source)) == [f"r{i}" for i in range(10)]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_bounded_multi_partition_read_returns_each_record_once_for_any_poll_sizes(
+    broker, new_topic, seed
+):
+    import random
+    import time
+
+    rng = random.Random(seed)
+    topic = new_topic("multi")
+    ensure_topics(broker, [topic], partitions=3)
+    expected = []
+    for part in range(3):
+        records = [(None, f"p{part}-{i}") for i in range(rng.randint(0, 40))]
+        expected += [v for _, v in records]
+        produce(broker, topic, records, partition=part, flush_each=rng.randint(1, 9))
+    source = create_source(raw_table(topic), bootstrap=broker)
+    source.open()
+    time.sleep(rng.choice([0, 0.3]))
+    got = []
+    for _ in range(500):
+        if source.finished():
+            break
+        got += values(source.poll(rng.randint(1, 50), 0.1))
+    source.close()
+    assert sorted(got) == sorted(expected)
+    for part in range(3):  # each partition in offset order
+        mine = [v for v in got if v.startswith(f"p{part}-")]
+        assert mine == [f"p{part}-{i}" for i in range(len(mine))]
