@@ -22,7 +22,10 @@ from deltaflow.processor.planner.binder import Rel, fields_of
 from deltaflow.processor.planner.relops import Functions, item_name
 from deltaflow.processor.sql.errors import position
 
-AGGREGATES = {exp.Count: "COUNT", exp.Sum: "SUM", exp.Avg: "AVG", exp.Min: "MIN", exp.Max: "MAX"}
+AGGREGATES = {
+    exp.Count: "COUNT", exp.Sum: "SUM", exp.Avg: "AVG", exp.Min: "MIN", exp.Max: "MAX",
+    exp.FirstValue: "FIRST_VALUE", exp.LastValue: "LAST_VALUE",
+}  # fmt: skip
 NAMED_AGGREGATES = frozenset({"LISTAGG", "FIRST_VALUE", "LAST_VALUE", "SUM0"})
 
 
@@ -212,8 +215,8 @@ def _agg_function(call: exp.Expr) -> str:
 
 
 def _agg_args(call: exp.Expr) -> list[exp.Expr]:
-    if isinstance(call, exp.Anonymous):
-        return list(call.expressions[:1])
+    if isinstance(call, exp.Anonymous):  # LISTAGG(value[, separator]) passes both
+        return list(call.expressions[:2])
     arg = call.this
     if isinstance(arg, exp.Distinct):
         return list(arg.expressions)
