@@ -31,6 +31,7 @@ POLL_RECORDS = 5000
 POLL_TIMEOUT_S = 0.05
 DEFAULT_CHECKPOINT_MS = 1000
 DEFAULT_BROKER_TIMEOUT_MS = 180_000
+_DECODERS = ("value_decoder", "key_decoder")
 
 
 @dataclass
@@ -47,6 +48,7 @@ class JobOptions:
 class JobStats:
     events_in: dict[str, int] = field(default_factory=dict)
     events_out: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
     checkpoints: int = 0
     last_checkpoint_s: float = 0.0
     started: float = field(default_factory=time.monotonic)
@@ -289,6 +291,20 @@ class Job:
             self.txn.begin()
         self.stats.checkpoints += 1
         self.stats.last_checkpoint_s = time.monotonic() - started
+        self._report_skipped()
+
+    def _report_skipped(self) -> None:
+        """One line whenever a source skipped more unreadable records (never a silent drop)."""
+        for scan in self.scans:
+            decoders = [getattr(self.sources[scan.node_id], n, None) for n in _DECODERS]
+            count = sum(getattr(d, "skipped", 0) for d in decoders)
+            if count > self.stats.skipped.get(scan.table, 0):
+                self.stats.skipped[scan.table] = count
+                print(
+                    f"deltaflow: table '{scan.table}': {count} unreadable record(s) skipped "
+                    "so far (the format's ignore-parse-errors is on)",
+                    file=sys.stderr,
+                )
 
     def _commit_transaction(self, epoch: int) -> None:
         crash.point("step2")
