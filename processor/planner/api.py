@@ -25,6 +25,7 @@ from deltaflow.processor.planner.rules.check_sink_compatibility import check_sin
 from deltaflow.processor.planner.rules.insert_changelog_normalize import insert_changelog_normalize
 from deltaflow.processor.planner.rules.insert_upsert_materializer import insert_upsert_materializer
 from deltaflow.processor.planner.rules.merge_calcs import merge_calcs
+from deltaflow.processor.planner.rules.push_filters import push_filters
 from deltaflow.processor.planner.rules.rewrite_delta_agg import rewrite_delta_agg
 from deltaflow.processor.planner.rules.rewrite_delta_join import rewrite_delta_join
 from deltaflow.processor.planner.sink import bind_insert
@@ -34,7 +35,13 @@ from deltaflow.processor.sql.ddl import CreateTable
 from deltaflow.processor.sql.script import parse_script
 
 # Rules over the query tree, before trait inference, in order.
-TREE_RULES = (merge_calcs, insert_changelog_normalize, rewrite_delta_join, rewrite_delta_agg)
+TREE_RULES = (
+    push_filters,
+    merge_calcs,
+    insert_changelog_normalize,
+    rewrite_delta_join,
+    rewrite_delta_agg,
+)
 # Rules over each sink after trait inference: result-preserving first, then the checks.
 SINK_RULES = (insert_upsert_materializer, check_sink_compatibility, check_non_deterministic_updates)
 

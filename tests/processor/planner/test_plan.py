@@ -15,7 +15,7 @@ from deltaflow.processor.planner.api import plan_job
 USERS = """CREATE TABLE users (id BIGINT, name STRING, region STRING, PRIMARY KEY (id) NOT ENFORCED)
   WITH ('connector' = 'kafka', 'topic' = 'users', 'format' = 'debezium-json');
 """
-ORDERS = """CREATE TABLE orders (order_id BIGINT, user_id BIGINT, amount INT, PRIMARY KEY (order_id) NOT ENFORCED)
+ORDERS = """CREATE TABLE orders (order_id BIGINT, user_id BIGINT, amount INT, status STRING, PRIMARY KEY (order_id) NOT ENFORCED)
   WITH ('connector' = 'kafka', 'topic' = 'orders', 'format' = 'debezium-json');
 """
 
@@ -62,7 +62,7 @@ def test_join_on_both_primary_keys_keeps_the_keys_and_records_unique_keys() -> N
     join = only(plan_job(sql).plan.sinks[0], P.Join)
     assert (join.left_keys, join.right_keys) == ((0,), (0,))
     assert join.left_unique_keys == ((0,),) and join.right_unique_keys == ((0,),)
-    assert set(join.upsert_keys) == {(0,), (3,)}
+    assert set(join.upsert_keys) == {(0,), (4,)}
 
 
 def test_group_aggregate_into_upsert_kafka_drops_update_before() -> None:
@@ -326,3 +326,39 @@ def test_join_into_upsert_sink_drops_update_before_only_when_inputs_allow_it() -
         )
     )
     assert only(plan_job(cdc).plan.sinks[0], P.Join).changelog_mode == frozenset({0, 1, 2, 3})
+
+
+def test_where_equality_of_a_comma_join_becomes_the_join_key() -> None:
+    sql = (
+        USERS
+        + ORDERS
+        + (
+            "CREATE TABLE o (order_id BIGINT, name STRING) WITH ('connector' = 'print');\n"
+            "INSERT INTO o SELECT o.order_id, u.name FROM orders AS o, users AS u "
+            "WHERE o.user_id = u.id AND o.amount > 5 AND u.name <> o.status;"
+        )
+    )
+    join = only(plan_job(sql).plan.sinks[0], P.Join)
+    assert (join.left_keys, join.right_keys) == ((1,), (0,))
+    assert join.condition is not None  # the two-sided inequality
+    left = join.inputs[0]
+    assert isinstance(left, P.Calc) and left.condition is not None  # amount > 5 below the join
+
+
+def test_outer_join_keeps_filters_on_its_null_padded_side_above_the_join() -> None:
+    sql = (
+        USERS
+        + ORDERS
+        + (
+            "CREATE TABLE o (order_id BIGINT, name STRING) WITH ('connector' = 'print');\n"
+            "INSERT INTO o SELECT o.order_id, u.name FROM orders AS o LEFT JOIN users AS u "
+            "ON o.user_id = u.id WHERE u.name IS NULL AND o.amount > 5 AND RAND() < 0.5;"
+        )
+    )
+    sink = plan_job(sql).plan.sinks[0]
+    top = sink.inputs[0]
+    assert isinstance(top, P.Calc) and top.condition is not None
+    assert "IS NULL" in repr(top.condition) and "RAND" in repr(top.condition)
+    join = only(sink, P.Join)
+    assert isinstance(join.inputs[0], P.Calc) and "'>'" in repr(join.inputs[0].condition)
+    assert isinstance(join.inputs[1], P.TableSourceScan)
