@@ -86,7 +86,9 @@ def read_source(child: L.LNode, key: Key, what: str) -> SourceRead | str:
     scan = calc.inputs[0] if calc is not None else child
     if not isinstance(scan, L.Scan):
         found = type(scan).__name__
-        return f"the {what} is a {found}, not a source table read through projections and filters"
+        return (
+            f"the {what} is not a source table read through projections and filters (found {found})"
+        )
     name = scan.table.name
     if not scan.primary_key:
         return f"table {name} has no PRIMARY KEY to mirror its rows by"
