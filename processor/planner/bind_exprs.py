@@ -199,6 +199,8 @@ def _case(node: exp.Case, scope: Scope) -> Expr:
 def function_name(node: exp.Func) -> str:
     if isinstance(node, exp.Anonymous):
         return str(node.this).upper()
+    if isinstance(node, exp.Pad):  # sqlglot parses LPAD and RPAD as one Pad node
+        return "LPAD" if node.args.get("is_left") else "RPAD"
     name = node.sql_name().upper()
     return _RENAMED.get(name, name)
 
@@ -207,6 +209,9 @@ def _function(node: exp.Func, scope: Scope) -> Expr:
     name = function_name(node)
     if name in ("EXTRACT",):
         return infer_call(name, [symbol(node.this.name), _bind(node.expression, scope)])
+    if isinstance(node, exp.Floor | exp.Ceil) and isinstance(node.args.get("to"), exp.Var):
+        # FLOOR(ts TO HOUR): the unit is a symbol operand, as for EXTRACT
+        return infer_call(name, [_bind(node.this, scope), symbol(node.args["to"].name)])
     args = _arguments(node)
     if (
         name in ("TIMESTAMPDIFF", "TIMESTAMPADD")
