@@ -47,10 +47,11 @@ def bind_top_n(binder, select: exp.Select, sub: exp.Subquery, rn_item: exp.Expr)
     where = select.args.get("where")
     rank_start, rank_end, rest = _rank_bound(where.this if where is not None else None, rn, select)
     uses_rn = any(
-        c.name == rn
+        isinstance(e, exp.Star) or c.name == rn or isinstance(c.this, exp.Star)
         for e in [*select.expressions, *([rest] if rest else [])]
-        for c in e.find_all(exp.Column)
-    )
+        for c in [e, *e.find_all(exp.Column)]
+        if isinstance(c, exp.Column | exp.Star)
+    )  # SELECT * keeps rn in the output, as in Flink
     ranked = _rank_node(
         rel, rn_item.unalias(), (rank_start, rank_end), rn, uses_rn, binder.functions
     )
