@@ -26,6 +26,7 @@ from deltaflow.connectors.options import TableOptions
 from deltaflow.formats.errors import ConnectorError
 
 RETRY_PAUSE_S = 0.5
+MAX_TXN_TIMEOUT_MS = 900_000
 
 
 @dataclass(frozen=True)
@@ -77,9 +78,10 @@ class EpochTransactions:
             "linger.ms": 20,
             "compression.type": "none",
             "partitioner": "murmur2_random",
-            # wait out a broker outage of up to the job's broker timeout, not longer
-            "message.timeout.ms": timeout_ms,
-            "transaction.timeout.ms": max(60_000, timeout_ms + 30_000),
+            # wait out a broker outage of up to the job's broker timeout, not longer (and
+            # within Kafka's default transaction.max.timeout.ms of 15 minutes)
+            "message.timeout.ms": min(timeout_ms, MAX_TXN_TIMEOUT_MS),
+            "transaction.timeout.ms": min(max(60_000, timeout_ms + 30_000), MAX_TXN_TIMEOUT_MS),
             "queue.buffering.max.messages": 1_000_000,
             "queue.buffering.max.kbytes": 1_048_576,
         }

@@ -1,0 +1,118 @@
+"""Brokers that go away: the job waits them out without loss, or stops after its timeout.
+
+A proxy in front of the broker is cut (every connection closed, nothing listening)
+for ``DELTAFLOW_OUTAGE_S`` seconds (default 30) while an exactly-once job runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from committed_log import committed_records
+from confluent_kafka import Producer
+from cut_proxy import broker_behind_proxy
+
+from deltaflow.connectors.broker import ensure_topics
+
+OUTAGE_S = float(os.environ.get("DELTAFLOW_OUTAGE_S", "30"))
+JOB = """
+SET 'execution.checkpointing.interval' = '200 ms';
+SET 'deltaflow.broker.timeout' = '{timeout}';
+CREATE TABLE orders (id INT, merchant INT, PRIMARY KEY (id) NOT ENFORCED) WITH (
+  'connector' = 'kafka', 'topic' = 'orders', 'properties.bootstrap.servers' = '{bootstrap}',
+  'scan.startup.mode' = 'earliest-offset', 'format' = 'debezium-json');
+CREATE TABLE totals (merchant INT, cnt BIGINT, PRIMARY KEY (merchant) NOT ENFORCED) WITH (
+  'connector' = 'upsert-kafka', 'topic' = 'totals', 'properties.bootstrap.servers' = '{bootstrap}',
+  'key.format' = 'json', 'value.format' = 'json', 'sink.delivery-guarantee' = 'exactly-once',
+  'sink.transactional-id-prefix' = 'outage');
+INSERT INTO totals SELECT merchant, COUNT(*) FROM orders GROUP BY merchant;
+"""
+
+
+@pytest.fixture
+def proxied():
+    proc, proxy = broker_behind_proxy()
+    bootstrap = f"127.0.0.1:{proxy.port}"
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            ensure_topics(bootstrap, ["orders", "totals"])
+            break
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+    yield bootstrap, proxy
+    proxy.close()
+    proc.terminate()
+    proc.wait(10)
+
+
+def produce(bootstrap: str, first: int, count: int) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for oid in range(first, first + count):
+        event = {"before": None, "after": {"id": oid, "merchant": oid % 3}, "op": "c"}
+        producer.produce("orders", json.dumps(event).encode())
+    assert producer.flush(30) == 0
+
+
+def totals(bootstrap: str) -> dict[int, int]:
+    table = {}
+    for _, key, value, _ in committed_records(bootstrap, "totals"):
+        table[json.loads(key)["merchant"]] = json.loads(value)["cnt"]
+    return table
+
+
+def wait_for(bootstrap: str, expected: dict, timeout: float = 60) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and (got := totals(bootstrap)) != expected:
+        time.sleep(0.3)
+    return got
+
+
+def start(tmp_path, bootstrap: str, timeout: str) -> subprocess.Popen:
+    job = tmp_path / "outage.sql"
+    job.write_text(JOB.format(bootstrap=bootstrap, timeout=timeout))
+    cmd = [sys.executable, "-m", "deltaflow.processor", "run", str(job), "--quiet"]
+    return subprocess.Popen(
+        [*cmd, "--state-dir", str(tmp_path / "state")], stderr=subprocess.PIPE, text=True
+    )
+
+
+def test_an_outage_is_reported_once_and_waited_out_without_loss(proxied, tmp_path):
+    bootstrap, proxy = proxied
+    proc = start(tmp_path, bootstrap, "120 s")
+    produce(bootstrap, 0, 300)
+    assert wait_for(bootstrap, {0: 100, 1: 100, 2: 100}) == {0: 100, 1: 100, 2: 100}
+    proxy.cut()
+    time.sleep(OUTAGE_S)
+    assert proc.poll() is None  # still waiting
+    proxy.restore()
+    produce(bootstrap, 300, 300)
+    assert wait_for(bootstrap, {0: 200, 1: 200, 2: 200}) == {0: 200, 1: 200, 2: 200}
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(20) == 0
+    ours = [line for line in proc.stderr.read().splitlines() if line.startswith("deltaflow:")]
+    assert len([line for line in ours if "cannot reach the Kafka brokers" in line]) == 1, ours
+    assert len([line for line in ours if "reachable again" in line]) == 1, ours
+
+
+def test_brokers_that_never_return_stop_the_job_after_its_timeout(proxied, tmp_path):
+    bootstrap, proxy = proxied
+    proc = start(tmp_path, bootstrap, "4 s")
+    produce(bootstrap, 0, 30)
+    assert wait_for(bootstrap, {0: 10, 1: 10, 2: 10}) == {0: 10, 1: 10, 2: 10}
+    proxy.cut()
+    began = time.monotonic()
+    code = proc.wait(60)
+    stderr = proc.stderr.read()
+    assert code == 2, stderr
+    assert time.monotonic() - began < 30
+    assert "unreachable for" in stderr and "'deltaflow.broker.timeout' = 4 s" in stderr
+    assert "Traceback" not in stderr
