@@ -8,12 +8,15 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from dl_helpers import FORCE_JOIN, TABLES, batches, final, find, history_st, run
+from dl_helpers import FORCE_JOIN, TABLES, batches, final, find, history_st, run, scan_ids
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deltaflow.formats.changelog import ADDS, Batch
 from deltaflow.processor import plan as P
+from deltaflow.processor.planner.api import plan_job
+from deltaflow.processor.runtime.graph import Graph
+from deltaflow.state.backend import StateBackend
 
 SELECT = "SELECT a.id, a.k, a.v, b.rid, b.w FROM {left} {join} JOIN {right} ON a.k = b.k{extra}"
 SINK = "CREATE TABLE out_t (id INT, ak INT, v INT, rid INT, w INT) WITH ('connector' = 'print');\n"
@@ -126,3 +129,24 @@ def test_left_join_changelog_follows_flinks_null_padding():
         [(3, (1, 7, 5, None, None)), (0, (1, 7, 5, 10, 9))],
         [(3, (1, 7, 5, 10, 9)), (0, (1, 7, 5, None, None))],
     ]
+
+
+@settings(max_examples=15, deadline=None)
+@given(ops=history_st, size=st.integers(1, 6), cut=st.integers(0, 40))
+def test_mirrors_survive_a_restart_from_committed_state(tmp_path_factory, ops, size, cut):
+    """Committed mirrors are the join's whole state: a new graph on the reopened directory
+    continues exactly where the first one stopped."""
+    steps = batches(ops, size)
+    plan = plan_job(job("FULL", delta=FORCE_JOIN)).plan
+    sink = plan.sinks[0]
+    ids = scan_ids(sink, {})
+    path = tmp_path_factory.mktemp("restart")
+    out = []
+    for part in (steps[:cut], steps[cut:]):
+        with StateBackend(path) as backend:
+            graph = Graph(plan, backend)
+            for table, batch in part:
+                got = graph.push(ids[table], batch).get(sink.node_id, Batch())
+                out.append(Counter(zip(got.kinds, got.rows, strict=True)))
+                backend.commit()
+    assert out == [Counter(step) for step in run(job("FULL"), steps)]
