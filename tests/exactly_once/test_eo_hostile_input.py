@@ -129,3 +129,80 @@ def test_a_sasl_password_never_appears_in_the_output(tmp_path, new_topic):
     assert "Traceback" not in done.stderr
     assert "127.0.0.1:1" in done.stderr or "brokers" in done.stderr
     assert secret not in done.stderr and secret not in done.stdout
+
+
+def produce_raw(bootstrap: str, topic: str, values: list[bytes]) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for value in values:
+        producer.produce(topic, value)
+    producer.flush(10)
+
+
+def test_an_unknown_op_code_stops_the_job_at_its_offset(broker, new_topic, tmp_path):
+    names = {"src": new_topic("orders"), "dst": new_topic("totals"), "bootstrap": broker}
+    ensure_topics(broker, [names["src"], names["dst"]])
+    bad = {"before": None, "after": {"id": 5, "merchant": 1, "amount": 1}, "op": "x"}
+    produce_raw(broker, names["src"], [json.dumps(GOOD[0]).encode(), json.dumps(bad).encode()])
+    done = run(write(tmp_path, "op.sql", **names), tmp_path / "state")
+    assert done.returncode == 2
+    assert f"topic '{names['src']}' partition 0 offset 1" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_delete_of_a_row_never_seen_is_ignored_by_an_empty_group_as_in_flink(
+    broker, new_topic, tmp_path
+):
+    """Flink's GroupAggregate drops a retraction for a group that has no state (it never
+    creates an accumulator for one); deltaflow does the same (docs/GUARANTEES.md)."""
+    from eo_harness import committed_records
+
+    names = {"src": new_topic("orders"), "dst": new_topic("totals"), "bootstrap": broker}
+    ensure_topics(broker, [names["src"], names["dst"]])
+    ghost = {"before": {"id": 99, "merchant": 9, "amount": 5}, "after": None, "op": "d"}
+    events = [ghost, *GOOD]
+    produce_raw(broker, names["src"], [json.dumps(e).encode() for e in events])
+    done = run(write(tmp_path, "ghost.sql", **names), tmp_path / "state")
+    assert done.returncode == 0, done.stderr
+    table = {}
+    for _, key, value, _ in committed_records(broker, names["dst"]):
+        table[json.loads(key)["merchant"]] = None if value is None else json.loads(value)["cnt"]
+    assert table == {7: 2}
+
+
+def test_a_full_disk_stops_the_job_and_the_last_checkpoint_resumes(poisoned, tmp_path):
+    """The state directory may not grow past 64 KiB (RLIMIT_FSIZE, as a full disk): the
+    job stops with the state layer's message; without the limit it resumes and ends right."""
+    import resource
+    import signal as sig
+
+    from eo_harness import committed_records
+
+    names = {k: poisoned[k] for k in ("src", "dst", "bootstrap")}
+    many = [
+        {"before": None, "after": {"id": 100 + i, "merchant": i, "amount": 1}, "op": "c"}
+        for i in range(3000)
+    ]
+    produce_raw(poisoned["bootstrap"], poisoned["src"], [json.dumps(e).encode() for e in many])
+    extra = ",\n  'debezium-json.ignore-parse-errors' = 'true'"
+    job = write(tmp_path, "disk.sql", extra=extra, **names)
+
+    def small_disk() -> None:
+        sig.signal(sig.SIGXFSZ, sig.SIG_IGN)  # a short write, not a signal, as on a full disk
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    cmd = [sys.executable, "-m", "deltaflow.processor", "run", str(job), "--quiet"]
+    full = subprocess.run(
+        [*cmd, "--state-dir", str(tmp_path / "state")],
+        capture_output=True, text=True, timeout=120, preexec_fn=small_disk,
+    )  # fmt: skip
+    assert full.returncode == 2, full.stderr
+    assert "disk is full or failing" in full.stderr and "Traceback" not in full.stderr
+    resumed = run(job, tmp_path / "state")
+    assert resumed.returncode == 0, resumed.stderr
+    table = {}
+    for _, key, value, _ in committed_records(poisoned["bootstrap"], poisoned["dst"]):
+        table[json.loads(key)["merchant"]] = json.loads(value)["cnt"]
+    expected = {i: 1 for i in range(3000)}
+    expected[7] += 2
+    expected[8] += 1
+    assert table == expected
