@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import time
 
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException, Producer
 
 from deltaflow.connectors import kafka_client
 from deltaflow.connectors.options import TableOptions
@@ -91,7 +91,19 @@ class RecordWriter:
                     break
                 except BufferError:
                     self.producer.poll(0.05)
+                except KafkaException as err:
+                    raise self._refused(err, key, value) from None
         self.producer.poll(0)
+
+    def _refused(self, err: KafkaException, key, value) -> ConnectorError:
+        size = len(value or b"") + len(key or b"")
+        advice = "check the properties.* options"
+        if err.args[0].code() == KafkaError.MSG_SIZE_TOO_LARGE:
+            advice = "raise properties.message.max.bytes and the topic's max.message.bytes"
+        return ConnectorError(
+            f"table '{self.opts.table}': a record of {size} bytes to topic '{self.topic}' was "
+            f"refused: {err.args[0].str()}; {advice}"
+        )
 
     def flush(self, timeout: float) -> None:
         if self.guarantee == "none":

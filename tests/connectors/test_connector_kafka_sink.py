@@ -277,3 +277,13 @@ def test_upsert_buffer_flush_keeps_the_last_change_per_key(broker, new_topic):
     del half["sink.buffer-flush.interval"]
     with pytest.raises(ConnectorError, match="sink.buffer-flush.interval"):
         create_sink(spec("t", "id INT, total BIGINT", half, primary_key=["id"]), bootstrap=broker)
+
+
+def test_an_oversized_record_is_a_connector_error_naming_table_and_size(broker, new_topic):
+    topic = new_topic("big")
+    ensure_topics(broker, [topic])
+    sink = create_sink(spec("out", "v STRING", {"connector": "kafka", "topic": topic, "format": "raw"}),
+                       bootstrap=broker)  # fmt: skip
+    with pytest.raises(ConnectorError, match="table 'out': a record of 2000000 bytes .*message.max.bytes"):
+        sink.write(Batch([INS], [("x" * 2_000_000,)]))
+    sink.close()
