@@ -144,6 +144,13 @@ def _bind(node: exp.Expr, scope: Scope) -> Expr:  # noqa: C901 - a dispatch over
 
 
 def _literal(node: exp.Expr) -> Expr:
+    try:
+        return _typed_literal(node)
+    except (ArithmeticError, ValueError):
+        raise SqlError(f"cannot read the number {node.sql()!r}", *position(node)) from None
+
+
+def _typed_literal(node: exp.Expr) -> Expr:
     if isinstance(node, exp.Null):
         return literal(None, DataType(NULL))
     if isinstance(node, exp.Boolean):
@@ -164,7 +171,12 @@ def _literal(node: exp.Expr) -> Expr:
 
 def _interval(node: exp.Interval) -> Expr:
     unit = (node.unit.name if node.unit else "SECOND").upper().rstrip("S")
-    amount = float(str(node.this.this))
+    try:
+        amount = float(str(node.this.this))
+    except ValueError:
+        raise SqlError(
+            f"cannot read the interval {node.sql()!r}; write a quoted number and a unit, such as "
+            "INTERVAL '10' SECOND", *position(node)) from None  # fmt: skip
     if unit in _UNIT_MONTHS:
         return literal(int(amount * _UNIT_MONTHS[unit]), DataType(INTERVAL_YEAR_MONTH))
     if unit not in _UNIT_MS:
@@ -180,7 +192,7 @@ def _cast(node: exp.Cast, scope: Scope) -> Expr:
     text = "STRING" if text == "TEXT" else text
     try:
         target = parse_type(text)
-    except TypeParseError as err:
+    except (TypeParseError, ValueError) as err:  # parse_type lets int() errors through
         raise SqlError(f"{err}", *position(node)) from None
     return make_cast(_bind(node.this, scope), target, try_cast=isinstance(node, exp.TryCast))
 

@@ -25,7 +25,7 @@ def udf_signature(name: str, target: str) -> tuple[DataType, bool]:
     declared = getattr(fn, "result_type", None)
     try:
         dtype = parse_type(declared) if isinstance(declared, str) else string()
-    except TypeParseError as err:
+    except (TypeParseError, ValueError) as err:  # parse_type lets int() errors through
         raise SqlError(
             f"function {name}: result_type {declared!r} is not a Flink type ({err})"
         ) from None

@@ -154,7 +154,7 @@ def _column(span: Span, lo: int, hi: int) -> tuple[Column, bool]:
     type_text = _text(span, lo + 1, end) if end > lo + 1 else ""
     try:
         dtype = parse_type(type_text)
-    except TypeParseError as err:
+    except (TypeParseError, ValueError) as err:  # parse_type lets int() errors through
         raise span.error(f"column {name!r}: {err}", lo + 1) from None
     key, virtual = _metadata(span, lo, hi, words)
     return Column(name, dtype, metadata_key=key, virtual=virtual, pos=pos), inline_pk

@@ -157,11 +157,15 @@ def _create(span: Span, words: list[str]) -> Statement:
 
 def _create_view(span: Span, k: int) -> CreateView:
     toks = span.tokens
+    if k >= len(toks):
+        raise span.error("write CREATE VIEW name AS SELECT ...", k)
     name = toks[k].text
     words = [t.text.upper() for t in toks]
     if "AS" not in words[k:]:
         raise span.error(f"write CREATE VIEW {name} AS SELECT ...", k)
     at = words.index("AS", k)
+    if at + 1 >= len(toks):
+        raise span.error(f"write CREATE VIEW {name} AS SELECT ...", at)
     columns = tuple(t.text for t in toks[k + 1 : at] if t.text not in "(),")
     return CreateView(name, _query(span, toks[at + 1].start), columns, span.pos)
 
