@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from operator import itemgetter
 
 from deltaflow.formats.changelog import Batch
+from deltaflow.formats.errors import DeltaflowError
 from deltaflow.processor.exprs.compile import EvalContext
 from deltaflow.state.keys import EMPTY, encode_key
 
+NOT_NULL_ENFORCER = "table.exec.sink.not-null-enforcer"
 MIN_WATERMARK = -(1 << 63)
 MAX_WATERMARK = (1 << 63) - 1
 
@@ -26,11 +28,21 @@ class RuntimeContext:
 
     time_zone: str = "UTC"
     mini_batch: bool = False
+    drop_not_null_violations: bool = False  # table.exec.sink.not-null-enforcer = DROP
 
     @classmethod
     def from_settings(cls, settings: dict[str, str]) -> RuntimeContext:
         mini = settings.get("table.exec.mini-batch.enabled", "false").strip().lower() == "true"
-        return cls(time_zone=settings.get("table.local-time-zone", "UTC"), mini_batch=mini)
+        enforcer = settings.get(NOT_NULL_ENFORCER, "ERROR").strip().upper()
+        if enforcer not in ("ERROR", "DROP"):
+            raise DeltaflowError(
+                f"option {NOT_NULL_ENFORCER!r} is {enforcer!r}; write 'ERROR' (the default) or 'DROP'"
+            )
+        return cls(
+            time_zone=settings.get("table.local-time-zone", "UTC"),
+            mini_batch=mini,
+            drop_not_null_violations=enforcer == "DROP",
+        )
 
     def eval_context(self) -> EvalContext:
         return EvalContext(time_zone=self.time_zone)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from deltaflow.formats.changelog import UPDATE_BEFORE, Batch
+from deltaflow.formats.errors import DeltaflowError
 from deltaflow.processor.exprs.compile import compile_calc
 from deltaflow.processor.plan import Calc, Sink, SinkUpsertMaterializer
 from deltaflow.processor.runtime.base import Operator
@@ -45,6 +46,15 @@ class SinkOperator(Operator):
     SinkUpsertMaterializer node precedes it."""
 
     def __init__(self, node: Sink, backend, ctx) -> None:
+        self.table = node.table
+        given = node.inputs[0].fields if node.inputs else ()
+        self.not_null = [
+            (i, f.name)
+            for i, f in enumerate(node.physical)
+            if (not f.type.nullable or f.name in node.primary_key)
+            and (len(given) != len(node.physical) or given[i].type.nullable)
+        ]
+        self.drop_nulls = ctx.drop_not_null_violations
         self.materializer = None
         if node.upsert_materialize and not isinstance(node.inputs[0], SinkUpsertMaterializer):
             names = [f.name for f in (node.fields or node.physical)]
@@ -54,6 +64,26 @@ class SinkOperator(Operator):
             )
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
+        if self.not_null:
+            batch = self.enforce_not_null(batch)
         if self.materializer is None:
             return batch
         return self.materializer.process(batch)
+
+    def enforce_not_null(self, batch: Batch) -> Batch:
+        """Flink's sink NOT NULL check (primary key columns are NOT NULL too): a NULL
+        fails the job, or with ``table.exec.sink.not-null-enforcer`` = DROP the row is
+        dropped."""
+        bad = {j for i, _ in self.not_null for j, row in enumerate(batch.rows) if row[i] is None}
+        if not bad:
+            return batch
+        if not self.drop_nulls:
+            row = batch.rows[min(bad)]
+            column = next(name for i, name in self.not_null if row[i] is None)
+            raise DeltaflowError(
+                f"sink {self.table}: column '{column}' is NOT NULL, however, a null value is being "
+                "written into it; filter such rows out, or SET 'table.exec.sink.not-null-enforcer' "
+                "= 'DROP' to drop them silently"
+            )
+        keep = [j for j in range(len(batch.rows)) if j not in bad]
+        return Batch([batch.kinds[j] for j in keep], [batch.rows[j] for j in keep])
