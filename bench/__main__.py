@@ -25,6 +25,7 @@ PLAN = {  # workload -> systems that run it
     "W0": ["floor"], "W0b": ["floor"],
     "W1": ["deltaflow", "hand", "quix", "flink"],
     "W2": ["deltaflow", "hand", "quix", "flink"],
+    "W2M": ["deltaflow", "flink"],
     "W3": ["deltaflow", "hand", "flink"],
     "W3D": ["deltaflow", "flink"],
 }  # fmt: skip
@@ -114,9 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         topics = {"orders": "orders", "items": "items"}
         create_topics(broker.bootstrap, list(topics.values()))
         produce_files(data, broker.bootstrap, topics)
-        ctx = Context(
-            broker.bootstrap, data, topics, work, args.flink_python, args.flink_parallelism
-        )
+        env = snapshot_env(args.code, work)
+        ctx = Context(broker.bootstrap, data, topics, work, args.flink_python,
+                      args.flink_parallelism, env)  # fmt: skip
         runs = run_all(ctx, args)
         profiles = run_profiles(ctx, args) if args.profile else {}
         latency = None
@@ -124,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             from bench.latency import measure_latency
 
             latency = measure_latency(
-                broker.bootstrap, work, args.latency_rate, args.latency_seconds
+                broker.bootstrap, work, args.latency_rate, args.latency_seconds, env
             )
     summary = report.summarise(runs)
     print("\n" + report.table(summary) + "\n\n" + report.ratios(summary))

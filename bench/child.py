@@ -29,8 +29,11 @@ def run_deltaflow(args: argparse.Namespace, topics: dict[str, str]) -> dict:
     started = time.perf_counter()
     job = Job(planned.plan, JobOptions(state_dir=Path(args.state_dir), bootstrap=args.bootstrap))
     profile(args, job.run)
+    import deltaflow.processor.job as job_module
+
     return {"events": job.stats.total_in, "seconds": time.perf_counter() - started,
-            "delta_join": "DeltaJoin" in plan_text, "plan": plan_text}  # fmt: skip
+            "delta_join": "DeltaJoin" in plan_text, "plan": plan_text,
+            "code": job_module.__file__}  # fmt: skip
 
 
 def run_hand(args: argparse.Namespace, topics: dict[str, str]) -> dict:

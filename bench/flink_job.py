@@ -22,7 +22,7 @@ def environment(workload: str, parallelism: int, files: dict[str, str]):
     """A table environment with the workload's tables declared; returns (env, insert)."""
     from pyflink.table import EnvironmentSettings, TableEnvironment
 
-    from bench.jobs import DELTA_JOIN, flink_statements
+    from bench.jobs import SETTINGS, flink_statements
 
     env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
     conf = env.get_config()
@@ -31,8 +31,8 @@ def environment(workload: str, parallelism: int, files: dict[str, str]):
     # Flink 2.3 refuses an upsert sink whose key differs from the query's upsert key
     # unless INSERT says ON CONFLICT; false is Flink's earlier default and deltaflow's.
     conf.set("table.exec.sink.require-on-conflict", "false")
-    if workload == "W3D":
-        conf.set("table.optimizer.delta-join.strategy", DELTA_JOIN.split("'")[3])
+    for key, value in SETTINGS.get(workload, {}).items():
+        conf.set(key, value)
     *ddl, insert = flink_statements(workload, files)
     for statement in ddl:
         env.execute_sql(statement)

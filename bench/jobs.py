@@ -18,6 +18,7 @@ SINKS = {
   item_name STRING, price DECIMAL(10, 2), PRIMARY KEY (order_id) NOT ENFORCED""",
 }
 SINKS["W3D"] = SINKS["W3"]
+SINKS["W2M"] = SINKS["W2"]
 
 QUERIES = {
     "W1": "SELECT order_id, merchant_id, amount FROM orders WHERE status = 'PAID'",
@@ -26,7 +27,18 @@ QUERIES = {
 FROM orders AS o JOIN items AS i ON o.merchant_id = i.merchant_id AND o.item_id = i.item_id""",
 }
 QUERIES["W3D"] = QUERIES["W3"]
-DELTA_JOIN = "SET 'table.optimizer.delta-join.strategy' = 'FORCE';\n"
+QUERIES["W2M"] = QUERIES["W2"]
+# Variants: the same query with one planner/runtime setting (Flink's names).
+SETTINGS = {
+    "W3D": {"table.optimizer.delta-join.strategy": "FORCE"},
+    "W2M": {"table.exec.mini-batch.enabled": "true", "table.exec.mini-batch.allow-latency": "1 s",
+            "table.exec.mini-batch.size": "5000"},
+}  # fmt: skip
+BASE = {"W3D": "W3", "W2M": "W2"}  # the workload a variant is compared with
+
+
+def base(workload: str) -> str:
+    return BASE.get(workload, workload)
 
 
 def uses_items(workload: str) -> bool:
@@ -48,7 +60,8 @@ def kafka_job(workload: str, bootstrap: str, topics: dict[str, str], bounded: bo
 );
 """
 
-    parts = [DELTA_JOIN if workload == "W3D" else "", source("orders", ORDERS_COLUMNS)]
+    sets = "".join(f"SET '{k}' = '{v}';\n" for k, v in SETTINGS.get(workload, {}).items())
+    parts = [sets, source("orders", ORDERS_COLUMNS)]
     if uses_items(workload):
         parts.append(source("items", ITEMS_COLUMNS))
     parts.append(f"""CREATE TABLE out_table (

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import statistics
 
+from bench import jobs
 from bench.runner import Run
+
+VARIANTS = {"W2": ("W2M",), "W3": ("W3D",)}  # shown beside the base workload's baselines
 
 TARGETS = {  # events/s measured by the CEO before deltaflow existed (2 cores, tansu)
     ("W1", "hand"): 146_000, ("W2", "hand"): 140_000, ("W3", "hand"): 103_000,
@@ -50,13 +53,18 @@ def table(summary: dict) -> str:
     head = ("| workload | system | events/s (median) | runs (events/s) | peak RSS MB | CPU s "
             "| output correct | deltaflow / this | load (1/5/15 min) | note |")  # fmt: skip
     lines = [head, "|" + "---|" * 10]
-    order = {"W0": 0, "W0b": 1, "W1": 2, "W2": 3, "W3": 4, "W3D": 5}
+    order = {"W0": 0, "W0b": 1, "W1": 2, "W2": 3, "W2M": 4, "W3": 5, "W3D": 6}
     systems = {"floor": 0, "deltaflow": 1, "hand": 2, "quix": 3, "flink": 4}
     for workload, system in sorted(
         summary, key=lambda k: (order.get(k[0], 9), systems.get(k[1], 9))
     ):
         s = summary[(workload, system)]
         rel = "-" if system == "deltaflow" else ratio(summary, workload, (workload, system))
+        if system in ("hand", "quix"):
+            rel = " / ".join(
+                ratio(summary, w, (workload, system))
+                for w in (workload, *VARIANTS.get(workload, ()))
+            )
         lines.append(
             f"| {workload} | {system} | {s['rate']:,.0f} | {', '.join(f'{r:,}' for r in s['rates'])} "
             f"| {s['peak_rss_mb']:.0f} | {s['cpu_s']:.1f} | {s['correct']} | {rel} | {s['load']} "
@@ -69,16 +77,16 @@ def ratios(summary: dict) -> str:
     """deltaflow against the floor (W0b), each baseline, and the CEO's targets."""
     lines = ["| workload | vs W0b floor | vs hand-written | vs Quix | vs Flink | vs CEO's hand "
              "target | vs CEO's Flink target |", "|" + "---|" * 7]  # fmt: skip
-    for workload in ("W1", "W2", "W3", "W3D"):
+    for workload in ("W1", "W2", "W2M", "W3", "W3D"):
         mine = summary.get((workload, "deltaflow"), {}).get("rate", 0.0)
         if not mine:
             continue
-        base = "W3" if workload == "W3D" else workload
+        base = jobs.base(workload)
         ceo = [f"{mine / TARGETS[(base, s)]:.2f}x" for s in ("hand", "flink")]
         lines.append(
             f"| {workload} | {ratio(summary, workload, ('W0b', 'floor'))} "
-            f"| {ratio(summary, workload, (workload, 'hand'))} "
-            f"| {ratio(summary, workload, (workload, 'quix'))} "
-            f"| {ratio(summary, workload, (base, 'flink'))} | {ceo[0]} | {ceo[1]} |"
+            f"| {ratio(summary, workload, (base, 'hand'))} "
+            f"| {ratio(summary, workload, (base, 'quix'))} "
+            f"| {ratio(summary, workload, (workload, 'flink'))} | {ceo[0]} | {ceo[1]} |"
         )
     return "\n".join(lines)

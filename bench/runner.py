@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import measure
+from bench.jobs import base
 from bench.kafka_io import fold_upsert
 from bench.load import Dataset, expected, normalise
 
@@ -66,13 +67,13 @@ def run_once(ctx: Context, system: str, workload: str, check: bool) -> Run:
     create_topics(ctx.bootstrap, [out])
     got = measure.run(child_command(ctx, system, workload, out), str(ROOT), TIMEOUT_S, ctx.env)
     result = parse(got, system, workload)
-    events = ctx.data.events("W3" if workload.startswith("W3") else "W1")
+    events = ctx.data.events(workload)
     run = Run(system, workload, events, result.get("seconds", 0.0), got.wall_s,
               got.peak_rss_mb, got.cpu_s, load, extra=result)  # fmt: skip
     if "error" in result:
         run.correct, run.note = "failed", result["error"]
-    elif check and workload in ("W1", "W2", "W3", "W3D"):
-        run.correct = verify(ctx, workload, out)
+    elif check and not workload.startswith("W0"):
+        run.correct = verify(ctx, base(workload), out)
     if workload == "W3D" and system == "deltaflow" and not result.get("delta_join"):
         run.note = "the planner did not plan a DeltaJoin; this ran the regular join"
     return run
