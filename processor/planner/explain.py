@@ -92,7 +92,8 @@ def _window_aggregate(node: L.WindowAggregate) -> str:
         sizes += f", offset=[{_duration(w.offset_ms)}]"
     window = f"{w.kind}(time_col=[{names[w.time_column]}], {sizes})"
     times = "start('w$) AS window_start, end('w$) AS window_end, rowtime('w$) AS window_time"
-    return f"WindowAggregate({_group(node)}window=[{window}], select=[{_agg_select(node, False)}, {times}])"
+    retract = node.inputs[0].mode != L.INSERT_ONLY
+    return f"WindowAggregate({_group(node)}window=[{window}], select=[{_agg_select(node, retract)}, {times}])"
 
 
 def _join(node: L.Join) -> str:
