@@ -1,0 +1,9 @@
+CREATE TABLE orders (
+  id INT, customer STRING, product STRING, amount DECIMAL(10, 2), qty INT, ts TIMESTAMP(3),
+  PRIMARY KEY (id) NOT ENFORCED
+) WITH (@source);
+CREATE TABLE sink (
+  customer STRING, id INT, amount DECIMAL(10, 2),
+  PRIMARY KEY (customer) NOT ENFORCED
+) WITH (@sink);
+INSERT INTO sink SELECT customer, id, amount FROM orders WHERE customer IS NOT NULL;

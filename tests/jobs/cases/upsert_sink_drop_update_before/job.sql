@@ -1,0 +1,9 @@
+CREATE TABLE orders (
+  id INT, customer STRING, product STRING, amount DECIMAL(10, 2), qty INT, ts TIMESTAMP(3),
+  PRIMARY KEY (id) NOT ENFORCED
+) WITH (@source);
+CREATE TABLE sink (
+  id INT, product STRING, qty INT,
+  PRIMARY KEY (id) NOT ENFORCED
+) WITH (@sink);
+INSERT INTO sink SELECT id, product, qty FROM orders;

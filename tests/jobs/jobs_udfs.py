@@ -1,0 +1,27 @@
+"""The Python scalar UDF of the ``python_udf`` case, loadable by PyFlink and by deltaflow.
+
+PyFlink's ``@udf`` wraps the function; without PyFlink (deltaflow's venv) the same
+decorator is the plain function with the ``result_type`` and ``deterministic``
+attributes deltaflow reads.
+"""
+
+from __future__ import annotations
+
+try:
+    from pyflink.table.udf import udf
+except ImportError:
+
+    def udf(result_type: str, deterministic: bool = True):  # noqa: ANN201
+        def mark(fn):  # noqa: ANN001, ANN202
+            fn.result_type = result_type
+            fn.deterministic = deterministic
+            return fn
+
+        return mark
+
+
+@udf(result_type="STRING")
+def label(customer: str | None, qty: int | None) -> str:
+    """``alice x2``; an unknown customer is ``?``, an unknown quantity ``x?``."""
+    who = customer if customer is not None else "?"
+    return f"{who} x{qty if qty is not None else '?'}"
