@@ -52,6 +52,7 @@ class PlannedJob:
     settings: dict[str, str] = field(default_factory=dict)
     explains: list[str] = field(default_factory=list)
     sink_texts: list[str] = field(default_factory=list)
+    source: str = "<job>"  # the job file's name, for messages
 
     def explain(self) -> str:
         """The optimized physical plan of every sink, in Flink's text shape."""
@@ -78,7 +79,7 @@ def plan_job(sql: str, *, source_name: str = "<job>") -> PlannedJob:
     sinks, texts = plan_inserts(catalog, settings, inserts)
     fingerprint = hashlib.sha256("\n\n".join(texts).encode()).hexdigest()[:16]
     plan = JobPlan(tuple(sinks), dict(settings), dict(catalog.functions), fingerprint)
-    return PlannedJob(plan, settings, explains, texts)
+    return PlannedJob(plan, settings, explains, texts, source_name)
 
 
 def _declare(catalog: Catalog, settings: dict[str, str], stmt: object) -> None:

@@ -121,6 +121,8 @@ def _single(span: Span) -> Statement:  # noqa: C901 - a dispatch table over stat
         return _create(span, words)
     if words[0] == "INSERT":
         return _insert(span)
+    if words[:2] == ["EXECUTE", "INSERT"]:
+        return _insert(span.tail(1))
     if words[0] in ("SELECT", "WITH", "(", "VALUES"):
         return Query(_query(span, span.start), span.pos)
     raise span.error(

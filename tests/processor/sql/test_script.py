@@ -136,3 +136,8 @@ def test_explain_plan_for_and_statement_set_body() -> None:
     (stmt,) = parse_script("EXPLAIN PLAN FOR STATEMENT SET BEGIN INSERT INTO a SELECT 1; END;")
     assert isinstance(stmt, S.Explain) and isinstance(stmt.body, S.StatementSet)
     assert stmt.details == ()
+
+
+def test_execute_insert_is_an_insert() -> None:
+    (stmt,) = parse_script("EXECUTE INSERT INTO a SELECT 1")
+    assert isinstance(stmt, S.Insert) and stmt.table == "a"
