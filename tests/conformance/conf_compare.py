@@ -75,7 +75,9 @@ def apply_changelog(lines: list[str]) -> tuple[Counter, list[str]]:
 
 
 def compare(flink: dict, ours: dict, mode: str) -> Verdict:
-    if (ours.get("plan_error") or "").startswith("CRASH") or (ours.get("run_error") or "").startswith("CRASH"):
+    if (ours.get("plan_error") or "").startswith("CRASH") or (
+        ours.get("run_error") or ""
+    ).startswith("CRASH"):
         return Verdict(False, "crash", ours.get("plan_error") or ours.get("run_error"))
     if flink["plan_error"] or ours["plan_error"]:
         return _compare_errors(flink["plan_error"], ours["plan_error"])

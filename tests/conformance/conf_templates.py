@@ -41,6 +41,7 @@ def T(name, category, select, sink, **kw) -> Template:  # noqa: N802 - a table c
     return Template(name, category, " ".join(select.split()), tuple(sink), **kw)
 
 
+# fmt: off
 CALC = [
     T("calc_case_filter", "calc",
       "SELECT id, UPPER(product), amt * qty, CASE WHEN amt > 50 THEN 'big' WHEN amt IS NULL THEN 'none' "
@@ -234,5 +235,7 @@ ERRORS = [
       ["id INT", "name STRING", "seen TIMESTAMP_LTZ(3)"], tables=BOTH, settings=_NDU, compare="plan",
       seeds=3),
 ]
+
+# fmt: on
 
 TEMPLATES: tuple[Template, ...] = tuple(CALC + AGG + JOIN + UNION + RANK + WINDOW + SINKS + ERRORS)

@@ -132,7 +132,9 @@ def run(env, request: dict, capture) -> dict:
         with _Settings(env, json.loads(key), defaults):
             for chunk in (group[i : i + size] for i in range(0, len(group), size)):
                 _run_isolating(env, chunk, results, capture)
-        print(f"flink: {len(group)} case(s) ran, {time.monotonic() - started:.1f}s", file=sys.stderr)
+        print(
+            f"flink: {len(group)} case(s) ran, {time.monotonic() - started:.1f}s", file=sys.stderr
+        )
     return {"cases": results, "seconds": time.monotonic() - started}
 
 

@@ -23,7 +23,9 @@ FILES = sorted(p.name.removesuffix(".agg.changelog.txt") for p in DATA.glob("*.a
 
 
 def _statements(sql_file: Path) -> list[str]:
-    text = "\n".join(ln for ln in sql_file.read_text().splitlines() if not ln.lstrip().startswith("--"))
+    text = "\n".join(
+        ln for ln in sql_file.read_text().splitlines() if not ln.lstrip().startswith("--")
+    )
     return [s.strip() for s in text.split(";") if s.strip()]
 
 

@@ -24,7 +24,9 @@ def test_case(conformance_run, case):
     verdict = conformance_run.verdicts[case.id]
     note = conformance_run.notes.get(case.id, "")
     reproducer = f"\nshrunk reproducer: {note}" if note else ""
-    pytest.fail(f"{verdict.aspect} differs from Flink: {verdict.detail}{reproducer}\nSQL:\n{case.job_sql()}")
+    pytest.fail(
+        f"{verdict.aspect} differs from Flink: {verdict.detail}{reproducer}\nSQL:\n{case.job_sql()}"
+    )
 
 
 def test_every_operator_and_aggregate_is_covered():
