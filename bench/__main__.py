@@ -36,6 +36,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--orders", type=int, default=1_000_000, help="order changes (default 1M)")
     p.add_argument("--items", type=int, default=100_000, help="item changes (default 100k)")
     p.add_argument("--repeat", type=int, default=3, help="runs per cell; the median is reported")
+    p.add_argument("--repeat-slow", type=int, default=0, help="runs per cell for Quix and Flink")
     p.add_argument(
         "--workloads", default=",".join(PLAN), help="comma-separated subset of " + ",".join(PLAN)
     )
@@ -63,6 +64,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="a git ref (e.g. HEAD) to benchmark from a snapshot instead of the working tree",
     )
     p.add_argument("--results", default="bench-results.json", help="where the JSON results go")
+    p.add_argument("--markdown", default="", help="also write the tables and profiles as Markdown")
     return p.parse_args(argv)  # fmt: skip
 
 
@@ -132,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     if latency:
         print(f"\nlatency (W1 daemon at {args.latency_rate:,}/s): {json.dumps(latency)}")
     save(args, work, runs, profiles, latency, started)
+    if args.markdown:
+        text = report.markdown(summary, profiles, latency, args.latency_rate)
+        Path(args.markdown).write_text(text, encoding="utf-8")
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0
@@ -140,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
 def run_all(ctx: Context, args: argparse.Namespace) -> list[Run]:
     runs = []
     for workload, system in cells(args):
-        for i in range(args.repeat):
+        slow = system in ("quix", "flink") and args.repeat_slow
+        for i in range(args.repeat_slow if slow else args.repeat):
             run = run_once(ctx, system_of(system), workload, check=i == 0)
             run.system = system
             runs.append(run)

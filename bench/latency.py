@@ -97,7 +97,7 @@ def measure_latency(bootstrap: str, work: Path, rate: int, seconds: float, env=N
         return {"error": "no output seen"}
     return {"rate": rate, "seconds": seconds, "produced": len(paced.stamps), "seen": len(lat),
             "p50_ms": percentile(lat, 0.50), "p99_ms": percentile(lat, 0.99),
-            "max_ms": max(lat), "peak_rss_mb": sampler.peak_rss / 2**20, "load": load}  # fmt: skip
+            "max_ms": max(lat), "peak_rss_mb": sampler.peak / 2**20, "load": load}  # fmt: skip
 
 
 def _wait_seen(consumer: Consumer, keys: set[int], timeout: float) -> bool:

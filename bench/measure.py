@@ -1,5 +1,5 @@
 """Run a command in its own process group and measure it: wall time, peak RSS of the
-process tree (sampled from /proc, and the kernel's own peak from wait4), CPU seconds.
+process tree (sampled from /proc: summed VmRSS and each process's VmHWM), CPU seconds.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TICK = os.sysconf("SC_CLK_TCK")
-PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 @dataclass
@@ -46,33 +45,53 @@ def _children() -> dict[int, list[int]]:
     return tree
 
 
-def tree_usage(root: int) -> tuple[int, float]:
-    """(RSS bytes, CPU seconds) summed over ``root`` and its live descendants."""
+def tree_usage(root: int, hwm: dict[int, int]) -> tuple[int, float]:
+    """(RSS bytes, CPU seconds) summed over ``root`` and its live descendants; records each
+    process's own peak (VmHWM, which starts afresh at exec) in ``hwm``."""
     tree, stack, rss, cpu = _children(), [root], 0, 0.0
     while stack:
         pid = stack.pop()
         stack.extend(tree.get(pid, ()))
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            rss += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
-        except (OSError, IndexError):
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
             continue
+        mem = {k: v for k, v in _kib(status)}
+        rss += mem.get("VmRSS", 0)
+        hwm[pid] = max(hwm.get(pid, 0), mem.get("VmHWM", 0))
         cpu += sum(int(f) for f in fields[11:15]) / TICK  # utime stime cutime cstime
     return rss, cpu
 
 
+def _kib(status: str):
+    for line in status.splitlines():
+        if line.startswith(("VmRSS:", "VmHWM:")):
+            key, value = line.split(":", 1)
+            yield key, int(value.split()[0]) * 1024
+
+
 class Sampler(threading.Thread):
+    """Samples a process tree: the peak of its summed RSS, each process's VmHWM, CPU."""
+
     def __init__(self, pid: int, every: float = 0.1) -> None:
         super().__init__(daemon=True)
         self.pid, self.every = pid, every
         self.peak_rss, self.cpu = 0, 0.0
+        self.hwm: dict[int, int] = {}
         self.done = threading.Event()
 
     def run(self) -> None:
         while not self.done.wait(self.every):
-            rss, cpu = tree_usage(self.pid)
+            rss, cpu = tree_usage(self.pid, self.hwm)
             self.peak_rss = max(self.peak_rss, rss)
             self.cpu = max(self.cpu, cpu)
+
+    @property
+    def peak(self) -> int:
+        """Bytes: the sampled peak, or the sum of the processes' own peaks if higher
+        (a peak between two samples; for a tree this is an upper bound)."""
+        return max(self.peak_rss, sum(self.hwm.values()))
 
 
 def run(cmd: list[str], cwd: str, timeout: float, env: dict | None = None) -> Measured:
@@ -98,7 +117,8 @@ def run(cmd: list[str], cwd: str, timeout: float, env: dict | None = None) -> Me
             stdout=out.read().decode("utf-8", "replace"),
             stderr=err.read().decode("utf-8", "replace"),
             wall_s=wall,
-            peak_rss_mb=max(sampler.peak_rss, usage.ru_maxrss * 1024) / 2**20,
+            # not ru_maxrss: it counts the parent's image between fork and exec
+            peak_rss_mb=sampler.peak / 2**20,
             cpu_s=max(sampler.cpu, usage.ru_utime + usage.ru_stime),
         )
 

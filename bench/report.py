@@ -90,3 +90,12 @@ def ratios(summary: dict) -> str:
             f"| {ratio(summary, workload, (workload, 'flink'))} | {ceo[0]} | {ceo[1]} |"
         )
     return "\n".join(lines)
+
+
+def markdown(summary: dict, profiles: dict[str, str], latency: dict | None, rate: int) -> str:
+    parts = ["### Throughput\n", table(summary), "\n### deltaflow's ratios\n", ratios(summary)]
+    if latency:
+        parts += [f"\n### Latency (W1 daemon at {rate:,} events/s)\n", "```", str(latency), "```"]
+    for workload, text in profiles.items():
+        parts += [f"\n### cProfile, deltaflow {workload}\n", "```", text.strip(), "```"]
+    return "\n".join(parts) + "\n"
