@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -187,9 +188,13 @@ def _interval(node: exp.Interval) -> Expr:
     return literal(int(amount * _UNIT_MS[unit]), DataType(INTERVAL_DAY_TIME))
 
 
+_FLINK_TYPE_NAMES = {"TEXT": "STRING", "TIMESTAMPLTZ": "TIMESTAMP_LTZ"}
+_SQLGLOT_TYPE_NAMES = re.compile(r"\b(TEXT|TIMESTAMPLTZ)\b")
+
+
 def _cast(node: exp.Cast, scope: Scope) -> Expr:
-    text = node.to.sql()
-    text = "STRING" if text == "TEXT" else text
+    # sqlglot renders Flink's STRING as TEXT and TIMESTAMP_LTZ as TIMESTAMPLTZ, nested too
+    text = _SQLGLOT_TYPE_NAMES.sub(lambda m: _FLINK_TYPE_NAMES[m.group(0)], node.to.sql())
     try:
         target = parse_type(text)
     except (TypeParseError, ValueError) as err:  # parse_type lets int() errors through
