@@ -154,7 +154,7 @@ class Job:
 
         self.backend.check_plan(self.plan.fingerprint, describe_plan(self.plan))
         self._open_sinks()
-        self.txn = self._open_transaction()
+        self._open_transaction()
         restored = Checkpointer(self.backend).restore(self._sink_committed if self.txn else None)
         self.epoch, resume = restored or (0, {})
         self._txn_dirty = False
@@ -173,18 +173,16 @@ class Job:
             )
             self.stats.events_out[sink.table] = 0
 
-    def _open_transaction(self) -> EpochTransactions | None:
-        """The Kafka transaction of the exactly-once sinks (None when there are none)."""
+    def _open_transaction(self) -> None:
+        """The Kafka transaction of the exactly-once sinks (``self.txn``; None without any)."""
         joining = [s for s in self.sinks.values() if hasattr(s, "transaction_request")]
         requests = [(s, s.transaction_request()) for s in joining]
         requests = [(s, r) for s, r in requests if r is not None]
-        txn = open_transactions([r for _, r in requests], self.broker_timeout_s)
-        if txn is None:
-            return None
-        txn.start()
-        for sink, _ in requests:
-            sink.join_transaction(txn.producer)
-        return txn
+        self.txn = open_transactions([r for _, r in requests], self.broker_timeout_s)
+        if self.txn is not None:
+            self.txn.start()
+            for sink, _ in requests:
+                sink.join_transaction(self.txn.producer)
 
     def _sink_committed(self, epoch: int) -> bool:
         return self.txn is not None and self.txn.committed_epoch() == epoch
