@@ -151,7 +151,7 @@ def main(names: list[str]) -> None:
         try:
             lines = flink.run(case)
         except Exception as err:  # noqa: BLE001 - a broken case is reported, the others still run
-            causes = [ln for ln in str(err).splitlines() if ln.startswith("Caused by")]
+            causes = [ln for ln in str(err).splitlines() if "Exception:" in ln]
             print(case.name, "FAILED:", (causes or str(err).splitlines())[-1][:400])
             continue
         final = final_table(lines, sink_key((case / "job.sql").read_text()))
