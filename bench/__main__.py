@@ -86,6 +86,8 @@ def snapshot_env(ref: str, work: Path) -> dict | None:
     if not ref:
         return None
     src, ns = work / "src", work / "ns" / "deltaflow"
+    shutil.rmtree(src, ignore_errors=True)
+    shutil.rmtree(ns, ignore_errors=True)
     src.mkdir(parents=True, exist_ok=True)
     ns.mkdir(parents=True, exist_ok=True)
     folders = ["formats", "state", "connectors", "processor"]
