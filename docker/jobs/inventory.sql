@@ -88,4 +88,5 @@ SELECT
 FROM orders AS o
 JOIN customers AS c ON o.purchaser = c.id
 JOIN products AS p ON o.product_id = p.id
-GROUP BY c.id, c.first_name, c.last_name, c.email;
+GROUP BY c.id, c.first_name, c.last_name, c.email
+ON CONFLICT DO DEDUPLICATE;

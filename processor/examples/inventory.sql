@@ -1,5 +1,7 @@
 -- The deltaflow demo job: the Debezium inventory example, joined and aggregated.
--- Valid Flink SQL: the same file runs on Apache Flink with the Kafka connector.
+-- Valid Flink SQL: the same file runs on Apache Flink 2.3 with the Kafka connector.
+-- ON CONFLICT DO DEDUPLICATE: the sink key (customer_id) is not the upsert key of the
+-- GROUP BY (id, first_name, last_name), so Flink 2.3 asks how to resolve conflicts.
 SET 'table.local-time-zone' = 'UTC';
 
 CREATE TABLE customers (
@@ -69,4 +71,5 @@ SELECT c.id, c.first_name, c.last_name, COUNT(*), SUM(o.quantity), SUM(o.quantit
 FROM orders AS o
 JOIN customers AS c ON o.purchaser = c.id
 JOIN products AS p ON o.product_id = p.id
-GROUP BY c.id, c.first_name, c.last_name;
+GROUP BY c.id, c.first_name, c.last_name
+ON CONFLICT DO DEDUPLICATE;

@@ -49,7 +49,13 @@ def table_def(create: exp.Create, position: int) -> TableDef:
     return TableDef(schema.this.name, columns, primary_key, options, position)
 
 
+# Flink 2.3's INSERT ... ON CONFLICT DO <action> clause, which plain sqlglot cannot read;
+# deltaflow's own planner reads it (test_inventory_job_runs.py runs the job).
+ON_CONFLICT = re.compile(r"\s+ON\s+CONFLICT\s+DO\s+(ERROR|NOTHING|DEDUPLICATE)\s*;", re.I)
+
+
 def parse_job(text: str) -> Job:
+    text = ON_CONFLICT.sub(";", text)
     statements = [s for s in sqlglot.parse(text) if s is not None]
     tables = {}
     for position, statement in enumerate(statements):
