@@ -201,12 +201,18 @@ class _TypeParser:
         if self.peek() != "(":
             return []
         self.take()
-        out = [int(self.take())]
+        out = [self.number()]
         while self.peek() == ",":
             self.take()
-            out.append(int(self.take()))
+            out.append(self.number())
         self.expect(")")
         return out
+
+    def number(self) -> int:
+        tok = self.take()
+        if not tok.isdigit():
+            raise TypeParseError(f"expected a number but found {tok!r} in type {self.text!r}")
+        return int(tok)
 
     def parse(self) -> DataType:
         dt = self._root()

@@ -49,3 +49,10 @@ def test_unknown_type_names_the_choices():
 
     with pytest.raises(TypeParseError, match="unknown type 'TEXT'"):
         parse_type("TEXT")
+
+
+def test_non_numeric_type_parameter_is_a_type_error_not_a_crash():
+    from deltaflow.formats.types import TypeParseError
+
+    with pytest.raises(TypeParseError, match="expected a number but found 'ts'"):
+        parse_type("TIMESTAMP(ts)")
