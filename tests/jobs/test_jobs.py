@@ -20,33 +20,36 @@ differ while the final result may not.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import jobs_cases as jc
 import pytest
 
 from deltaflow.connectors.broker import ensure_topics
 from deltaflow.formats.errors import DeltaflowError
 from deltaflow.processor.job import Job, JobOptions
+from deltaflow.processor.plan import Sink
 from deltaflow.processor.planner.api import plan_job
 
 
-def run_case(case: jc.Case, broker: str, new_topic, tmp_path) -> tuple[list, list[str], list]:
+def feed(case: jc.Case, broker: str, new_topic) -> dict[str, str]:
+    """Fresh topics for the case's tables and sink (``sink``), the sources' events produced."""
     topics = {table: new_topic(f"job-{case.name}-{table}") for table in case.sources}
     topics["sink"] = new_topic(f"job-{case.name}-sink")
     ensure_topics(broker, list(topics.values()))
     for table, marker in case.sources.items():
         key = case.source_keys[table] if marker == "@upsert_source" else None
         jc.produce(broker, topics[table], jc.events(table), key)
-    plan = plan_job(jc.kafka_sql(case, broker, topics)).plan
-    (sink,) = plan.sinks
+    return topics
+
+
+def check(case: jc.Case, broker: str, sink_topic: str, sink: Sink) -> None:
+    """The sink topic against Flink: final table (upsert), or final multiset and, where
+    Flink's order is defined, the changelog (retract)."""
+    records = jc.read_records(broker, sink_topic)
     names, types = [f.name for f in sink.physical], list(sink.types)
-    Job(plan, JobOptions(state_dir=tmp_path / "state", bootstrap=broker)).run()
-    return jc.read_records(broker, topics["sink"]), names, types
-
-
-@pytest.mark.parametrize("name", jc.case_names())
-def test_job_matches_flink(name, broker, new_topic, tmp_path) -> None:
-    case = jc.load(name)
-    records, names, types = run_case(case, broker, new_topic, tmp_path)
     if case.upsert_sink:
         assert jc.upsert_table(records, names, types) == case.final
         return
@@ -54,6 +57,80 @@ def test_job_matches_flink(name, broker, new_topic, tmp_path) -> None:
     assert jc.multiset(changelog) == case.final
     if case.ordered:
         assert changelog == jc.as_debezium_records(case.changelog)
+
+
+def run_case(
+    case: jc.Case, broker: str, new_topic, tmp_path, stop_after: int | None = None
+) -> None:
+    """Runs the case's job to the end of its topics and checks the sink topic.
+
+    With ``stop_after``, the job checkpoints every 10 ms and is stopped (as by SIGTERM: it
+    checkpoints and closes) once it has read that many changes; a new job then resumes
+    from the same state directory."""
+    topics = feed(case, broker, new_topic)
+    sql = jc.kafka_sql(case, broker, topics)
+    if stop_after is not None:
+        sql = "SET 'execution.checkpointing.interval' = '10 ms';\n" + sql
+    plan = plan_job(sql).plan
+    options = JobOptions(state_dir=tmp_path / "state", bootstrap=broker)
+    if stop_after is not None:
+        first = StoppingJob(plan, options, stop_after)
+        first.run()
+        assert first.stats.total_in < total_changes(case), "the job was not stopped midway"
+    Job(plan, options).run()
+    check(case, broker, topics["sink"], plan.sinks[0])
+
+
+class StoppingJob(Job):
+    """A job asked to stop (as SIGTERM does) once it has read ``limit`` changes."""
+
+    def __init__(self, plan, options: JobOptions, limit: int) -> None:
+        super().__init__(plan, options)
+        self.limit = limit
+
+    def _poll_once(self) -> bool:
+        busy = super()._poll_once()
+        if self.stats.total_in >= self.limit:
+            self.stop.set()
+        return busy
+
+
+def total_changes(case: jc.Case) -> int:
+    """The changes the sources decode: an update event is two (-U and +U)."""
+    return sum(1 + (e["op"] == "u") for t in case.sources for e in jc.events(t))
+
+
+@pytest.mark.parametrize("name", jc.case_names())
+def test_job_matches_flink(name, broker, new_topic, tmp_path) -> None:
+    run_case(jc.load(name), broker, new_topic, tmp_path)
+
+
+@pytest.mark.parametrize("name", jc.case_names())
+def test_job_stopped_midway_and_resumed_in_small_batches_matches_flink(
+    name, broker, new_topic, tmp_path, monkeypatch
+) -> None:
+    """The same result when the job reads 4 records a poll, checkpoints every 10 ms, is
+    stopped after about half of the changes and resumed from its checkpoint: a stop
+    checkpoints, so the resumed job neither repeats nor loses a change."""
+    monkeypatch.setattr("deltaflow.processor.job.POLL_RECORDS", 4)
+    case = jc.load(name)
+    run_case(case, broker, new_topic, tmp_path, stop_after=total_changes(case) // 2)
+
+
+@pytest.mark.parametrize("name", ["python_udf", "join_full", "upsert_source_normalize"])
+def test_deltaflow_run_in_a_subprocess_matches_flink(name, broker, new_topic, tmp_path) -> None:
+    """The same jobs through the command line, ``deltaflow run job.sql``, to the end of input."""
+    case = jc.load(name)
+    topics = feed(case, broker, new_topic)
+    job = tmp_path / f"{name}.sql"
+    job.write_text(jc.kafka_sql(case, broker, topics))
+    path = os.pathsep.join([str(jc.HERE), os.environ.get("PYTHONPATH", "")])
+    cmd = [sys.executable, "-m", "deltaflow.processor", "run", str(job), "--quiet",
+           "--state-dir", str(tmp_path / "state")]  # fmt: skip
+    done = subprocess.run(cmd, env={**os.environ, "PYTHONPATH": path}, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    check(case, broker, topics["sink"], plan_job(job.read_text()).plan.sinks[0])
 
 
 def test_every_operator_family_has_a_case() -> None:
