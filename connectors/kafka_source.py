@@ -111,10 +111,15 @@ class KafkaSource:
         self._discover()
         msgs = kafka_client.drain(self.consumer, max_records, timeout)
         good = [m for m in msgs if m.error() is None]
-        for tp, records in self._grouped(good):
-            raw, headers = self._raw(tp, records)
-            if raw is not None:
-                out.extend(self._decode(raw, headers))
+        returned = dict(self.next)
+        try:
+            for tp, records in self._grouped(good):
+                raw, headers = self._raw(tp, records)
+                if raw is not None:
+                    out.extend(self._decode(raw, headers))
+        except BaseException:
+            self.next = returned  # nothing of this poll was returned: position() stays put
+            raise
         if len(good) != len(msgs):  # after the records: an EOF follows its partition's records
             for msg in msgs:
                 if msg.error() is not None:

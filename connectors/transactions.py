@@ -4,7 +4,9 @@ One transactional producer per job carries the output of every exactly-once sink
 so one checkpoint epoch is one Kafka transaction over all of them. Each
 transaction also commits an *epoch marker*: through ``send_offsets_to_transaction``
 the epoch number is stored as the committed offset of partition 0 of the first
-sink's topic for the consumer group ``deltaflow-epochs-<transactional.id>``. The
+sink's topic for the consumer group ``deltaflow-epochs-<transactional.id>-<token>``
+(the token names the state directory, so a replay into a fresh directory with the
+same prefix never mistakes an old run's marker for its own). The
 broker applies a transactional offset commit only when the transaction commits,
 so after a crash ``committed_epoch()`` says which epoch made it to the readers.
 
@@ -44,7 +46,7 @@ def transactional_id(request: TransactionRequest) -> str:
 
 
 def open_transactions(
-    requests: list[TransactionRequest], timeout_s: float
+    requests: list[TransactionRequest], timeout_s: float, token: str = ""
 ) -> EpochTransactions | None:
     """The job's one transactional producer for ``requests`` (None when there are none).
 
@@ -61,13 +63,13 @@ def open_transactions(
                 f"properties.* as table '{first.opts.table}', so that one transaction covers "
                 "both; use the same properties or 'at-least-once' for one of them"
             )
-    return EpochTransactions(first, timeout_s)
+    return EpochTransactions(first, timeout_s, token)
 
 
 class EpochTransactions:
     """One Kafka transaction per checkpoint epoch; see the module docstring."""
 
-    def __init__(self, request: TransactionRequest, timeout_s: float) -> None:
+    def __init__(self, request: TransactionRequest, timeout_s: float, token: str = "") -> None:
         self.request = request
         self.id = transactional_id(request)
         self.timeout_s = timeout_s
@@ -86,7 +88,7 @@ class EpochTransactions:
             "queue.buffering.max.kbytes": 1_048_576,
         }
         self.producer = kafka_client.producer(request.opts, request.conf, tuning)
-        self.group = f"deltaflow-epochs-{self.id}"
+        self.group = f"deltaflow-epochs-{self.id}" + (f"-{token}" if token else "")
         self._marker = kafka_client.consumer(request.opts, request.conf, group=self.group)
         self.open = False
 

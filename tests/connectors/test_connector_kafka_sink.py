@@ -284,6 +284,20 @@ def test_an_oversized_record_is_a_connector_error_naming_table_and_size(broker, 
     ensure_topics(broker, [topic])
     sink = create_sink(spec("out", "v STRING", {"connector": "kafka", "topic": topic, "format": "raw"}),
                        bootstrap=broker)  # fmt: skip
-    with pytest.raises(ConnectorError, match="table 'out': a record of 2000000 bytes .*message.max.bytes"):
+    with pytest.raises(
+        ConnectorError, match="table 'out': a record of 2000000 bytes .*message.max.bytes"
+    ):
         sink.write(Batch([INS], [("x" * 2_000_000,)]))
     sink.close()
+
+
+def test_position_stays_before_a_batch_that_failed_to_decode(broker, new_topic):
+    topic = new_topic("failpos")
+    produce(broker, topic, BAD)
+    source = create_source(json_source(topic), bootstrap=broker)
+    source.open()
+    with pytest.raises(FormatError):
+        for _ in range(50):
+            source.poll(10, 0.2)
+    assert source.position()["offsets"][topic]["0"] in (0, 1)
+    source.close()
