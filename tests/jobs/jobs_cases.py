@@ -115,7 +115,8 @@ def produce(bootstrap: str, topic: str, history: list[dict], key: list[str] | No
 def read_records(bootstrap: str, topic: str) -> list[tuple[bytes | None, bytes | None]]:
     """Every record of the one-partition ``topic``, in offset order."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "jobs-reader",
-                         "enable.partition.eof": True, "enable.auto.commit": False})  # fmt: skip
+                         "enable.partition.eof": True, "enable.auto.commit": False,
+                         "fetch.wait.max.ms": 10})  # fmt: skip
     consumer.assign([TopicPartition(topic, 0, 0)])
     records = []
     try:
