@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,7 @@ POLL_TIMEOUT_S = 0.05
 DEFAULT_CHECKPOINT_MS = 1000
 DEFAULT_BROKER_TIMEOUT_MS = 180_000
 _DECODERS = ("value_decoder", "key_decoder")
+TOKEN_KEY = "transactions.token"
 
 
 @dataclass
@@ -178,7 +180,13 @@ class Job:
         joining = [s for s in self.sinks.values() if hasattr(s, "transaction_request")]
         requests = [(s, s.transaction_request()) for s in joining]
         requests = [(s, r) for s, r in requests if r is not None]
-        self.txn = open_transactions([r for _, r in requests], self.broker_timeout_s)
+        if not requests:
+            return
+        token = self.backend.meta(TOKEN_KEY)
+        if token is None:  # names this state directory's epoch markers (a replay gets its own)
+            token = uuid.uuid4().hex[:12]
+            self.backend.commit({TOKEN_KEY: token})
+        self.txn = open_transactions([r for _, r in requests], self.broker_timeout_s, str(token))
         if self.txn is not None:
             self.txn.start()
             for sink, _ in requests:

@@ -93,3 +93,24 @@ def test_an_exactly_once_sink_writes_only_inside_the_job_transaction(broker, new
     assert [r[2] for r in committed_records(broker, topic)] == [b"a", b"b"]
     sink.close()
     txn.close()
+
+
+def test_two_state_directories_with_one_prefix_keep_separate_markers(broker, new_topic):
+    """A replay into a fresh state directory reuses the job's prefix: its token keeps the
+    old run's marker (epoch 1 committed) from answering for its own pending epoch 1."""
+    topic = new_topic("out")
+    ensure_topics(broker, [topic])
+    req = request(broker, topic, new_topic("p"))
+    old = EpochTransactions(req, timeout_s=10, token="aaaa")
+    old.start()
+    old.begin()
+    old.producer.produce(topic, b"old run")
+    old.commit(1)
+    old.close()
+    replay = EpochTransactions(req, timeout_s=10, token="bbbb")
+    replay.start()
+    assert replay.committed_epoch() is None
+    again = EpochTransactions(req, timeout_s=10, token="aaaa")
+    assert again.committed_epoch() == 1
+    again.close()
+    replay.close()
