@@ -120,9 +120,10 @@ class FileSource:
         keep = [i for i, text in enumerate(lines) if text.strip()]
         raw = RawBatch(str(self.files[self.file]), self.file, [offsets[i] for i in keep],
                        [lines[i] for i in keep])  # fmt: skip
-        self.line += len(lines)
+        batch = self.decoder.decode(raw) if keep else Batch()
+        self.line += len(lines)  # only once decoded: a failed poll leaves the position put
         self.done_lines += len(lines)
-        return self.decoder.decode(raw) if keep else Batch()
+        return batch
 
     def position(self) -> dict:
         return {"file": self.file, "line": self.line}

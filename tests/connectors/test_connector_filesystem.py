@@ -63,6 +63,7 @@ def test_bad_line_error_names_file_and_line(tmp_path):
     with pytest.raises(FormatError) as info:
         read_all(source)
     assert info.value.topic == str(path) and info.value.offset == 2
+    assert source.position() == {"file": 0, "line": 0}  # the failed poll returned nothing
 
 
 def test_sink_is_append_only_and_writes_lines_read_back(tmp_path):
