@@ -90,12 +90,14 @@ def test_an_outage_is_reported_once_and_waited_out_without_loss(proxied, tmp_pat
     proc = start(tmp_path, bootstrap, "120 s")
     produce(bootstrap, 0, 300)
     assert wait_for(bootstrap, {0: 100, 1: 100, 2: 100}) == {0: 100, 1: 100, 2: 100}
+    produce(bootstrap, 300, 3000)  # the job is still busy with these when the cut comes
+    time.sleep(0.1)
     proxy.cut()
     time.sleep(OUTAGE_S)
     assert proc.poll() is None  # still waiting
     proxy.restore()
-    produce(bootstrap, 300, 300)
-    assert wait_for(bootstrap, {0: 200, 1: 200, 2: 200}) == {0: 200, 1: 200, 2: 200}
+    produce(bootstrap, 3300, 300)
+    assert wait_for(bootstrap, {0: 1200, 1: 1200, 2: 1200}) == {0: 1200, 1: 1200, 2: 1200}
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(20) == 0
     ours = [line for line in proc.stderr.read().splitlines() if line.startswith("deltaflow:")]
