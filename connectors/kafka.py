@@ -23,6 +23,7 @@ from deltaflow.formats.spec import FormatSpec
 COMMON = (
     "topic", "format", "key.format", "key.fields", "key.fields-prefix", "value.format",
     "value.fields-include", "sink.parallelism", "scan.parallelism", "deadletter.topic",
+    "bucket.key",  # Fluss-style index declaration read by the delta join/aggregate planner
 )  # fmt: skip
 SOURCE_ONLY = (
     "topic-pattern", "scan.topic-partition-discovery.interval", "scan.startup.mode",

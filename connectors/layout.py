@@ -134,7 +134,10 @@ def build_layout(spec: TableSpec, opts: TableOptions, *, upsert: bool = False) -
     meta_value = [(k[len("value.") :], t) for _, k, t in spec.metadata if k.startswith("value.")]
     on_error = on_error_policy(opts, prefix)
     value_spec = FormatSpec(
-        [spec.physical[i] for i in value_idx], meta_value, opts.with_prefix(prefix), on_error
+        [spec.physical[i] for i in value_idx],
+        meta_value,
+        with_subject(fmt, opts.with_prefix(prefix), opts, "value"),
+        on_error,
     )
     layout = Layout(
         fmt, value_spec, key_columns=key_idx, dead_letter_topic=opts.get("deadletter.topic")
@@ -144,9 +147,23 @@ def build_layout(spec: TableSpec, opts: TableOptions, *, upsert: bool = False) -
         kprefix = opts.get("key.fields-prefix", "")
         kphys = [(spec.physical[i][0][len(kprefix) :], spec.physical[i][1]) for i in key_idx]
         layout.key_format = key_format
-        layout.key_spec = FormatSpec(kphys, [], opts.with_prefix(prefix_k), on_error)
+        key_options = with_subject(key_format, opts.with_prefix(prefix_k), opts, "key")
+        layout.key_spec = FormatSpec(kphys, [], key_options, on_error)
     _compile(layout, spec, opts, value_idx, key_idx, except_key or upsert, key_wins=upsert)
     return layout
+
+
+REGISTRY_FORMATS = ("avro-confluent", "debezium-avro-confluent")
+
+
+def with_subject(
+    fmt: str, options: dict[str, str], opts: TableOptions, part: str
+) -> dict[str, str]:
+    """Schema-registry formats default their subject to ``<topic>-key|value``, as Flink does."""
+    topic = opts.get("topic")
+    if fmt not in REGISTRY_FORMATS or "subject" in options or not topic or ";" in topic:
+        return options
+    return {**options, "subject": f"{topic}-{part}"}
 
 
 def _key_fields(spec: TableSpec, opts: TableOptions, upsert: bool) -> list[str]:
