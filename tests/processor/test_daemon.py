@@ -113,6 +113,28 @@ def start(job: Path, state: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen([*cmd, "--quiet", *extra], stderr=subprocess.PIPE, text=True)
 
 
+def epoch_of(state: Path) -> int:
+    from deltaflow.state.backend import StateBackend
+
+    if not (state / "data.mdb").exists():
+        return 0
+    backend = StateBackend(state, readonly=True)
+    try:
+        return int(backend.meta("epoch") or 0)
+    finally:
+        backend.close()
+
+
+def wait_running(proc: subprocess.Popen, state: Path, timeout: float = 60.0) -> None:
+    """Until the daemon has committed a new checkpoint: its stop handlers are installed."""
+    before = epoch_of(state)
+    deadline = time.monotonic() + timeout
+    while epoch_of(state) <= before:
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline, "the job never checkpointed"
+        time.sleep(0.1)
+
+
 def wait_for(bootstrap: str, topic: str, expected: dict, timeout: float = 60.0) -> dict:
     deadline = time.monotonic() + timeout
     table: dict = {}
@@ -155,6 +177,7 @@ def test_sigkill_at_random_moments_then_restart_gives_the_same_table(broker, top
     feeder.join()
     proc = start(job, state)
     try:
+        wait_running(proc, state)
         assert wait_for(broker, dst, expected_table(events)) == expected_table(events)
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -168,6 +191,7 @@ def test_sigterm_checkpoints_and_exits_zero_within_five_seconds(broker, topics, 
     produce(broker, src, events)
     job, state = write_job(tmp_path, broker, src, dst, bounded=False), tmp_path / "state"
     proc = start(job, state)
+    wait_running(proc, state)
     assert wait_for(broker, dst, expected_table(events)) == expected_table(events)
     began = time.monotonic()
     proc.send_signal(signal.SIGTERM)
