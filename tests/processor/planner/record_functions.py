@@ -1,0 +1,216 @@
+"""Record what Apache Flink 2.3 computes for every built-in function call (runs in the PyFlink
+venv, not in make test).
+
+    /work/flinkvenv/bin/python tests/processor/planner/record_functions.py
+
+Each expression of ``EXPRESSIONS`` is planned alone as ``SELECT <expr> FROM (VALUES (...)) AS
+t(cols)`` over the one row of ``COLUMNS`` (session time zone UTC). The result type is read
+from the resolved schema; the calls Flink accepts then run as one statement set, each into
+its own ``print`` table with a ``print-identifier``, so the printed value is the print
+connector's own text. The JVM's standard output goes to a capture file. ``functions_flink.yaml``
+stores, per expression, ``type`` and ``printed`` (``+I[...]``), or ``error`` (the first line of
+Flink's message).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+import tempfile
+from decimal import Decimal
+from pathlib import Path
+
+FIXTURE = Path(__file__).resolve().parent / "functions_flink.yaml"
+UTC = dt.timezone.utc
+
+# (name, Flink type, Flink SQL value, the Python value deltaflow holds)
+COLUMNS = [
+    ("s", "STRING", "'Hello World'", "Hello World"),
+    ("p", "STRING", "'xxhixx'", "xxhixx"),
+    ("sp", "STRING", "'  hi  '", "  hi  "),
+    ("e", "STRING", "'a,b,c'", "a,b,c"),
+    ("j", "STRING", """'{"a": {"b": 42}, "c": "x"}'""", '{"a": {"b": 42}, "c": "x"}'),
+    ("n", "INT", "7", 7),
+    ("k", "INT", "-3", -3),
+    ("b", "BIGINT", "1710510330", 1710510330),
+    ("d", "DOUBLE", "2.5", 2.5),
+    ("m", "DECIMAL(10, 2)", "12.34", Decimal("12.34")),
+    ("ts", "TIMESTAMP(3)", "'2024-03-15 13:45:30.123'", dt.datetime(2024, 3, 15, 13, 45, 30, 123000)),
+    ("dt", "DATE", "'2024-03-15'", dt.date(2024, 3, 15)),
+    ("tm", "TIME(0)", "'13:45:30'", dt.time(13, 45, 30)),
+    ("bo", "BOOLEAN", "TRUE", True),
+    ("ltz", "TIMESTAMP_LTZ(3)", "TO_TIMESTAMP_LTZ(1710510330123, 3)",
+     dt.datetime(2024, 3, 15, 13, 45, 30, 123000, tzinfo=UTC)),
+    ("z", "STRING", "NULL", None),
+    ("zi", "INT", "NULL", None),
+]  # fmt: skip
+
+# Calls whose value changes per run: only the type and that the value is not NULL are compared.
+NON_DETERMINISTIC = {
+    "RAND()", "RAND(42)", "RAND_INTEGER(10)", "RAND_INTEGER(42, 10)", "UUID()", "NOW()",
+    "CURRENT_TIMESTAMP", "LOCALTIMESTAMP", "CURRENT_DATE", "CURRENT_TIME", "LOCALTIME",
+    "CURRENT_ROW_TIMESTAMP()", "UNIX_TIMESTAMP()",
+}  # fmt: skip
+
+ARITHMETIC = [
+    "n + 1", "n - k", "n * d", "n / 2", "b / n", "n % 3", "MOD(n, 3)", "MOD(b, 7)", "m * 2",
+    "m + n", "m / 4", "m - d", "-n", "-m", "-d", "- (n + 1)", "n + b", "k * k",
+]  # fmt: skip
+COMPARISON = [
+    "n < 8", "n <= 7", "n > k", "n >= 8", "n = 7", "n <> 7", "d > n", "m < 20",
+    "s = 'Hello World'", "s < 'Help'", "ts > TIMESTAMP '2024-01-01 00:00:00'",
+    "ts > '2024-01-01 00:00:00'", "dt = DATE '2024-03-15'", "tm < TIME '14:00:00'",
+    "zi = 1", "zi <> n",
+]  # fmt: skip
+LOGICAL = [
+    "bo AND n > 3", "bo OR zi > 1", "NOT bo", "zi > 1 AND FALSE", "zi > 1 OR TRUE",
+    "z IS NULL", "z IS NOT NULL", "s IS NULL", "bo IS TRUE", "bo IS NOT TRUE", "bo IS FALSE",
+    "bo IS NOT FALSE", "(zi > 1) IS TRUE", "(zi > 1) IS NOT TRUE", "(zi > 1) IS FALSE",
+    "(zi > 1) IS NOT FALSE", "zi IS DISTINCT FROM n", "zi IS NOT DISTINCT FROM n",
+    "z IS NOT DISTINCT FROM z", "n IS DISTINCT FROM 7", "n IS NOT DISTINCT FROM 7",
+]  # fmt: skip
+PREDICATES = [
+    "s LIKE 'Hello%'", "s NOT LIKE '%x%'", "s LIKE 'Hello_World'", "e LIKE 'a!,%' ESCAPE '!'",
+    "'a_b' LIKE 'a!_b' ESCAPE '!'", "'axb' LIKE 'a!_b' ESCAPE '!'", "z LIKE 'a%'",
+    "n IN (1, 7, 9)", "n NOT IN (1, 2)", "s IN ('a', 'Hello World')", "zi IN (1, 2)",
+    "n IN (1, zi)", "n BETWEEN 1 AND 10", "n NOT BETWEEN 1 AND 5", "d BETWEEN k AND n",
+    "dt BETWEEN DATE '2024-01-01' AND DATE '2024-12-31'",
+]  # fmt: skip
+CONDITIONAL = [
+    "CASE WHEN n > 5 THEN 'big' ELSE 'small' END", "CASE n WHEN 7 THEN 'seven' WHEN 8 THEN 'eight' END",
+    "CASE WHEN zi > 0 THEN 1 END", "CASE WHEN bo THEN m ELSE n END",
+    "CASE WHEN n > 100 THEN 'x' WHEN n > 5 THEN 'yy' ELSE 'zzz' END",
+    "COALESCE(zi, n)", "COALESCE(z, 'dflt')", "COALESCE(z, s, 'x')", "IFNULL(zi, 0)",
+    "IFNULL(z, s)", "NULLIF(n, 7)", "NULLIF(n, 8)", "IF(n > 5, 'y', 'n')", "IF(zi > 5, 1, 2)",
+    "GREATEST(n, k, 3)", "LEAST(n, k, 3)", "GREATEST(d, n)", "LEAST(m, n)", "GREATEST(n, zi)",
+    "GREATEST(s, 'Zed')", "LEAST(ts, TIMESTAMP '2024-01-01 00:00:00')",
+]  # fmt: skip
+MATH = [
+    "ABS(k)", "ABS(m)", "ABS(-d)", "SIGN(k)", "SIGN(d)", "SIGN(m)", "ROUND(m, 1)", "ROUND(d)",
+    "ROUND(d, 0)", "ROUND(n, -1)", "ROUND(1.5)", "ROUND(-2.5)", "TRUNCATE(m, 1)", "TRUNCATE(d)",
+    "TRUNCATE(n, -1)", "FLOOR(d)", "FLOOR(-d)", "FLOOR(m)", "CEIL(d)", "CEILING(m)", "CEIL(n)",
+    "POWER(n, 2)", "POWER(d, 0.5)", "SQRT(d)", "LN(d)", "LOG(d)", "LOG(2, 8)", "LOG10(1000)",
+    "LOG2(8)", "EXP(1)", "SIN(d)", "COS(d)", "TAN(d)", "DEGREES(PI())", "RADIANS(180)",
+    "PI()", "E()", "RAND()", "RAND(42)", "RAND_INTEGER(10)", "RAND_INTEGER(42, 10)",
+]  # fmt: skip
+STRINGS = [
+    "UPPER(s)", "LOWER(s)", "INITCAP('hello wORLD foo')", "INITCAP(s)", "REVERSE(s)",
+    "CHAR_LENGTH(s)", "CHARACTER_LENGTH(sp)", "POSITION('o' IN s)", "POSITION('q' IN s)",
+    "LOCATE('o', s)", "LOCATE('o', s, 6)", "INSTR(s, 'o')", "REPLACE(s, 'o', '0')",
+    "CONCAT(s, '!', e)", "CONCAT(s, z)", "s || '!'", "CONCAT_WS('-', s, e)", "CONCAT_WS('-', s, z, e)",
+    "TRIM(sp)", "LTRIM(sp)", "RTRIM(sp)", "TRIM(BOTH FROM sp)", "TRIM(LEADING 'x' FROM p)",
+    "TRIM(TRAILING 'x' FROM p)", "TRIM(BOTH 'x' FROM p)", "TRIM('x' FROM p)", "LTRIM(p, 'x')",
+    "RTRIM(p, 'x')", "SUBSTRING(s, 3)", "SUBSTRING(s, 3, 4)", "SUBSTRING(s FROM 3 FOR 4)",
+    "SUBSTRING(s FROM 7)", "SUBSTR(s, 7)", "SUBSTR(s, 2, 3)", "LPAD(s, 15, '*')",
+    "RPAD(s, 13, '-')", "LPAD(s, 5, '*')", "REPEAT('ab', 3)", "MD5(s)", "SHA1(s)", "SHA256(s)",
+    "TO_BASE64(s)", "FROM_BASE64('SGVsbG8=')", "ASCII(s)", "CHR(65)", "LEFT(s, 5)",
+    "RIGHT(s, 5)", "UUID()", "SPLIT_INDEX(e, ',', 1)", "SPLIT_INDEX(e, ',', 5)",
+    "REGEXP_REPLACE(s, 'o', '0')", "REGEXP_REPLACE(s, '[aeiou]', '')",
+    "REGEXP_EXTRACT(s, '(\\w+) (\\w+)', 2)", "REGEXP_EXTRACT(s, 'W(or)', 1)", "REGEXP(s, 'W.r')",
+    "REGEXP(s, '^x')", "JSON_VALUE(j, '$.a.b')", "JSON_VALUE(j, '$.c')", "JSON_VALUE(j, '$.nope')",
+]  # fmt: skip
+TEMPORAL = [
+    "YEAR(ts)", "QUARTER(dt)", "MONTH(ts)", "WEEK(dt)", "DAYOFYEAR(dt)", "DAYOFMONTH(ts)",
+    "DAYOFWEEK(dt)", "HOUR(ts)", "MINUTE(ts)", "SECOND(ts)", "HOUR(tm)", "YEAR(dt)",
+    "EXTRACT(DAY FROM ts)", "EXTRACT(YEAR FROM dt)", "EXTRACT(HOUR FROM ts)",
+    "EXTRACT(MONTH FROM ts)", "EXTRACT(MINUTE FROM tm)", "EXTRACT(DOW FROM dt)",
+    "EXTRACT(DOY FROM dt)", "EXTRACT(QUARTER FROM dt)", "EXTRACT(WEEK FROM dt)",
+    "DATE_FORMAT(ts, 'yyyy/MM/dd HH:mm')", "DATE_FORMAT('2024-03-15 13:45:30', 'yyyyMMdd')",
+    "TO_TIMESTAMP('2024-03-15 13:45:30')", "TO_TIMESTAMP('15/03/2024', 'dd/MM/yyyy')",
+    "TO_TIMESTAMP('garbage')", "TO_TIMESTAMP_LTZ(b, 0)", "TO_TIMESTAMP_LTZ(1710510330123, 3)",
+    "TO_TIMESTAMP_LTZ(b * 1000)", "TO_TIMESTAMP_LTZ('2024-03-15 13:45:30')",
+    "TO_TIMESTAMP_LTZ('15/03/2024 10:00', 'dd/MM/yyyy HH:mm')", "TO_DATE('2024-03-15')",
+    "TO_DATE('15/03/2024', 'dd/MM/yyyy')", "UNIX_TIMESTAMP('2024-03-15 13:45:30')",
+    "UNIX_TIMESTAMP('2024/03/15', 'yyyy/MM/dd')", "UNIX_TIMESTAMP()", "FROM_UNIXTIME(b)",
+    "FROM_UNIXTIME(b, 'yyyy-MM-dd')", "CONVERT_TZ('2024-03-15 13:45:30', 'UTC', 'Asia/Tokyo')",
+    "TIMESTAMPADD(HOUR, 2, ts)", "TIMESTAMPADD(DAY, 1, dt)", "TIMESTAMPADD(MONTH, 1, ts)",
+    "TIMESTAMPADD(MINUTE, -30, ltz)", "TIMESTAMPDIFF(DAY, dt, DATE '2024-04-01')",
+    "TIMESTAMPDIFF(HOUR, ts, TIMESTAMP '2024-03-16 00:00:00')",
+    "TIMESTAMPDIFF(MONTH, ts, TIMESTAMP '2025-01-01 00:00:00')", "ts + INTERVAL '1' HOUR",
+    "ts - INTERVAL '2' DAY", "ts + INTERVAL '1' MONTH", "dt + INTERVAL '1' DAY",
+    "dt - INTERVAL '1' YEAR", "ltz + INTERVAL '30' MINUTE", "tm + INTERVAL '1' HOUR",
+    "FLOOR(ts TO HOUR)", "CEIL(ts TO DAY)", "FLOOR(dt TO MONTH)", "NOW()", "CURRENT_TIMESTAMP",
+    "LOCALTIMESTAMP", "CURRENT_DATE", "CURRENT_TIME", "LOCALTIME", "CURRENT_ROW_TIMESTAMP()",
+]  # fmt: skip
+CASTS = [
+    "CAST(n AS BIGINT)", "CAST(n AS TINYINT)", "CAST(n AS SMALLINT)", "CAST(n AS DOUBLE)",
+    "CAST(n AS FLOAT)", "CAST(d AS INT)", "CAST(m AS INT)", "CAST(d AS DECIMAL(5, 1))",
+    "CAST(n AS DECIMAL(10, 2))", "CAST(n AS STRING)", "CAST(d AS STRING)", "CAST(m AS STRING)",
+    "CAST(ts AS STRING)", "CAST(dt AS STRING)", "CAST(tm AS STRING)", "CAST(bo AS STRING)",
+    "CAST(ltz AS STRING)", "CAST('42' AS INT)", "CAST('3.5' AS DOUBLE)", "CAST('1.25' AS DECIMAL(4, 2))",
+    "CAST('2024-03-15' AS DATE)", "CAST('13:45:30' AS TIME)", "CAST('2024-03-15 13:45:30' AS TIMESTAMP(3))",
+    "CAST(ts AS DATE)", "CAST(ts AS TIME)", "CAST(dt AS TIMESTAMP)", "CAST(ts AS TIMESTAMP_LTZ(3))",
+    "CAST(ltz AS TIMESTAMP(3))", "CAST(n AS BOOLEAN)", "CAST('true' AS BOOLEAN)", "CAST(s AS BYTES)",
+    "CAST(s AS VARCHAR(5))", "CAST(s AS CHAR(3))", "CAST(b AS TIMESTAMP_LTZ(0))", "CAST(bo AS INT)",
+    "TRY_CAST('abc' AS INT)", "TRY_CAST('12' AS INT)", "TRY_CAST(s AS DATE)", "CAST(z AS INT)",
+]  # fmt: skip
+EXPRESSIONS = (
+    ARITHMETIC + COMPARISON + LOGICAL + PREDICATES + CONDITIONAL + MATH + STRINGS + TEMPORAL + CASTS
+)
+
+
+def query(expr: str) -> str:
+    values = ", ".join(f"CAST({v} AS {t})" for _, t, v, _ in COLUMNS)
+    names = ", ".join(c[0] for c in COLUMNS)
+    return f"SELECT {expr} FROM (VALUES ({values})) AS t({names})"
+
+
+def _first_line(err: Exception) -> str:
+    text = str(err)
+    for marker in ("ValidationException: ", "TableException: ", "SqlValidatorException: ",
+                   "SqlParseException: ", "CodeGenException: "):  # fmt: skip
+        if marker in text:
+            text = text.split(marker, 1)[1]
+            break
+    return text.strip().splitlines()[0][:300]
+
+
+def _capture() -> Path:
+    path = Path(tempfile.mkstemp(prefix="flink-functions-")[1])
+    out = os.open(path, os.O_WRONLY)
+    sys.stdout.flush()
+    os.dup2(out, 1)
+    sys.stdout = os.fdopen(os.dup(2), "w")  # this script's own prints go to stderr
+    return path
+
+
+def main() -> None:
+    import yaml
+    from pyflink.table import EnvironmentSettings, TableEnvironment
+
+    capture = _capture()
+    env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
+    env.get_config().set("parallelism.default", "1")
+    env.get_config().set("table.local-time-zone", "UTC")
+    results: dict[str, dict[str, str]] = {}
+    statements = env.create_statement_set()
+    for i, expr in enumerate(EXPRESSIONS):
+        try:
+            table = env.sql_query(query(expr))
+            dtype = str(table._j_table.getResolvedSchema().getColumnDataTypes().get(0).toString())
+        except Exception as err:  # noqa: BLE001 - Flink's error text is what we record
+            results[expr] = {"error": _first_line(err)}
+            continue
+        env.execute_sql(
+            f"CREATE TABLE p{i} (v {dtype}) WITH ('connector' = 'print', "
+            f"'print-identifier' = 'e{i}')"
+        )
+        try:  # some calls fail only when the optimizer folds constants
+            env.explain_sql(f"INSERT INTO p{i} {query(expr)}")
+        except Exception as err:  # noqa: BLE001
+            results[expr] = {"error": _first_line(err)}
+            continue
+        results[expr] = {"type": dtype}
+        statements.add_insert_sql(f"INSERT INTO p{i} {query(expr)}")
+    statements.execute().wait()
+    for line in capture.read_text().splitlines():
+        tag, _, printed = line.partition("> ")
+        if tag.startswith("e") and tag[1:].isdigit():
+            results[EXPRESSIONS[int(tag[1:])]]["printed"] = printed
+    FIXTURE.write_text(yaml.safe_dump(results, sort_keys=False, allow_unicode=True, width=200))
+    print(len(results), "expressions,", sum("error" in r for r in results.values()), "errors")
+
+
+if __name__ == "__main__":
+    main()
