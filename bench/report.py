@@ -34,6 +34,7 @@ def summarise(runs: list[Run]) -> dict[tuple[str, str], dict]:
             "rates": [round(r.rate) for r in group],
             "peak_rss_mb": max(r.peak_rss_mb for r in group),
             "cpu_s": mid.cpu_s,
+            "per_cpu_s": mid.events / mid.cpu_s if mid.cpu_s else 0.0,
             "wall_s": mid.wall_s,
             "correct": "; ".join(sorted({r.correct for r in group})),
             "note": "; ".join(sorted({r.note for r in group if r.note})),
@@ -51,8 +52,8 @@ def ratio(summary: dict, workload: str, other: tuple[str, str]) -> str:
 def table(summary: dict) -> str:
     """A Markdown table, one row per (workload, system)."""
     head = ("| workload | system | events/s (median) | runs (events/s) | peak RSS MB | CPU s "
-            "| output correct | deltaflow / this | load (1/5/15 min) | note |")  # fmt: skip
-    lines = [head, "|" + "---|" * 10]
+            "| events per CPU s | output correct | deltaflow / this | load (1/5/15 min) | note |")  # fmt: skip
+    lines = [head, "|" + "---|" * 11]
     order = {"W0": 0, "W0b": 1, "W1": 2, "W2": 3, "W2M": 4, "W3": 5, "W3D": 6}
     systems = {"floor": 0, "deltaflow": 1, "hand": 2, "quix": 3, "flink": 4}
     for workload, system in sorted(
@@ -67,7 +68,8 @@ def table(summary: dict) -> str:
             )
         lines.append(
             f"| {workload} | {system} | {s['rate']:,.0f} | {', '.join(f'{r:,}' for r in s['rates'])} "
-            f"| {s['peak_rss_mb']:.0f} | {s['cpu_s']:.1f} | {s['correct']} | {rel} | {s['load']} "
+            f"| {s['peak_rss_mb']:.0f} | {s['cpu_s']:.1f} | {s['per_cpu_s']:,.0f} | {s['correct']} "
+            f"| {rel} | {s['load']} "
             f"| {s['note']} |"
         )
     return "\n".join(lines)
