@@ -24,6 +24,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -139,9 +140,17 @@ class Flink:
                 env.execute_sql(stmt)
         self.capture.read()
         env.execute_sql(insert).wait()
-        return [
-            ln for ln in self.capture.read().splitlines() if ln[:3] in ("+I[", "-U[", "+U[", "-D[")
-        ]
+        return [ln for ln in self.printed().splitlines() if ln[:3] in ("+I[", "-U[", "+U[", "-D[")]
+
+    def printed(self) -> str:
+        """What the job printed: read until the capture ends a line and stops growing."""
+        text = ""
+        while True:
+            time.sleep(0.2)
+            more = self.capture.read()
+            text += more
+            if not more and (not text or text.endswith("\n")):
+                return text
 
 
 def main(names: list[str]) -> None:
@@ -150,11 +159,11 @@ def main(names: list[str]) -> None:
     for case in cases:
         try:
             lines = flink.run(case)
+            final = final_table(lines, sink_key((case / "job.sql").read_text()))
         except Exception as err:  # noqa: BLE001 - a broken case is reported, the others still run
             causes = [ln for ln in str(err).splitlines() if "Exception:" in ln]
             print(case.name, "FAILED:", (causes or str(err).splitlines())[-1][:400])
             continue
-        final = final_table(lines, sink_key((case / "job.sql").read_text()))
         (case / "flink.changelog.txt").write_text("".join(ln + "\n" for ln in lines))
         (case / "flink.final.txt").write_text("".join(ln + "\n" for ln in final))
         print(case.name, len(lines), "changes,", len(final), "final rows")
