@@ -76,7 +76,7 @@ def bind_aggregate(
             pre_cols.append(_pre_column(pre[-1], len(pre) - 1, rel))
             args.append(len(pre) - 1)
         agg = AggCall(_agg_function(use.node), tuple(args), _agg_type(use.node, pre, args), use.name,
-                      distinct=isinstance(use.node.this, exp.Distinct))  # fmt: skip
+                      distinct=_is_distinct(use.node))  # fmt: skip
         if use.condition is not None:  # as Flink: IS TRUE, so an unknown condition skips the row
             pre.append(infer_call("IS TRUE", [bind(use.condition, scope)]))
             pre_cols.append(_pre_column(pre[-1], len(pre) - 1, rel))
@@ -214,8 +214,17 @@ def _agg_function(call: exp.Expr) -> str:
     )
 
 
+def _is_distinct(call: exp.Expr) -> bool:
+    if isinstance(call, exp.Anonymous):
+        return bool(call.expressions) and isinstance(call.expressions[0], exp.Distinct)
+    return isinstance(call.this, exp.Distinct)
+
+
 def _agg_args(call: exp.Expr) -> list[exp.Expr]:
-    if isinstance(call, exp.Anonymous):  # LISTAGG(value[, separator]) passes both
+    if isinstance(call, exp.Anonymous):  # LISTAGG([DISTINCT] value[, separator]) passes both
+        first = call.expressions[:1]
+        if first and isinstance(first[0], exp.Distinct):
+            return [*first[0].expressions, *call.expressions[1:2]]
         return list(call.expressions[:2])
     arg = call.this
     if isinstance(arg, exp.Distinct):
