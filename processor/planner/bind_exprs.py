@@ -16,18 +16,15 @@ from deltaflow.formats.types import (
     DOUBLE,
     INT,
     NULL,
-    NUMERIC_ROOTS,
-    TIME,
-    TIMESTAMP,
-    TIMESTAMP_LTZ,
     DataType,
     TypeParseError,
     parse_type,
+    timestamp_ltz,
 )
 from deltaflow.processor.exprs.coercion import INTERVAL_DAY_TIME, INTERVAL_YEAR_MONTH
-from deltaflow.processor.exprs.functions import infer_call, literal, make_cast
-from deltaflow.processor.exprs.nodes import Expr, InputRef, Literal
-from deltaflow.processor.planner.bind_functions import BARE_FUNCTIONS, bind_function
+from deltaflow.processor.exprs.functions import infer_call, literal, make_cast, symbol
+from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, UdfCall
+from deltaflow.processor.planner.udfs import udf_signature
 from deltaflow.processor.sql.errors import closest, position
 
 _BINARY = {
@@ -36,6 +33,14 @@ _BINARY = {
     exp.And: "AND", exp.Or: "OR", exp.Like: "LIKE", exp.DPipe: "||",
     exp.NullSafeEQ: "IS NOT DISTINCT FROM", exp.NullSafeNEQ: "IS DISTINCT FROM",
 }  # fmt: skip
+_RENAMED = {
+    "LENGTH": "CHAR_LENGTH",
+    "DAY_OF_WEEK": "DAYOFWEEK",
+    "DAY_OF_MONTH": "DAYOFMONTH",
+    "DAY_OF_YEAR": "DAYOFYEAR",
+    "CURRENTTIMESTAMP": "CURRENT_TIMESTAMP",
+    "CURRENTDATE": "CURRENT_DATE",
+}
 _UNIT_MS = {
     "SECOND": 1000,
     "MINUTE": 60_000,
@@ -105,7 +110,7 @@ def _bind(node: exp.Expr, scope: Scope) -> Expr:  # noqa: C901 - a dispatch over
     if isinstance(node, exp.Paren):
         return _bind(node.this, scope)
     if isinstance(node, exp.Column):
-        return _column(node, scope)
+        return scope.resolve(node)
     if isinstance(node, exp.Literal | exp.Boolean | exp.Null):
         return _literal(node)
     if isinstance(node, exp.HexString):
@@ -115,22 +120,15 @@ def _bind(node: exp.Expr, scope: Scope) -> Expr:  # noqa: C901 - a dispatch over
         return _interval(node)
     op = _BINARY.get(type(node))
     if op is not None:
-        if isinstance(node, exp.Like) and node.args.get("negate"):
-            op = "NOT LIKE"
         return infer_call(op, [_bind(node.this, scope), _bind(node.expression, scope)])
-    if isinstance(node, exp.Escape) and isinstance(node.this, exp.Like):
-        like = node.this
-        op = "NOT LIKE" if like.args.get("negate") else "LIKE"
-        args = [like.this, like.expression, node.expression]
-        return infer_call(op, [_bind(e, scope) for e in args])
     if isinstance(node, exp.Not):
         if isinstance(node.this, exp.Is):
-            return _is(node.this, scope, "IS NOT")
+            return infer_call("IS NOT NULL", [_bind(node.this.this, scope)])
         return infer_call("NOT", [_bind(node.this, scope)])
     if isinstance(node, exp.Is):
-        return _is(node, scope, "IS")
+        return infer_call("IS NULL", [_bind(node.this, scope)])
     if isinstance(node, exp.Neg):
-        return _negate(_bind(node.this, scope))
+        return infer_call("-", [literal(0, DataType(INT, False)), _bind(node.this, scope)])
     if isinstance(node, exp.Cast):
         return _cast(node, scope)
     if isinstance(node, exp.Case):
@@ -143,7 +141,7 @@ def _bind(node: exp.Expr, scope: Scope) -> Expr:  # noqa: C901 - a dispatch over
         args = [node.this, node.args["low"], node.args["high"]]
         return infer_call("BETWEEN", [_bind(e, scope) for e in args])
     if isinstance(node, exp.Func):
-        return bind_function(node, lambda e: _bind(e, scope), scope.functions)
+        return _function(node, scope)
     raise SqlError(
         f"deltaflow does not support the expression {node.sql()!r} here", *position(node)
     )
@@ -204,22 +202,7 @@ def _cast(node: exp.Cast, scope: Scope) -> Expr:
         target = parse_type(text)
     except (TypeParseError, ValueError) as err:  # parse_type lets int() errors through
         raise SqlError(f"{err}", *position(node)) from None
-    if _typed_literal_form(node) and target.root in (TIMESTAMP, TIME):
-        # TIMESTAMP '2024-01-01 10:00:00.5' has the precision its fraction is written with
-        fraction = str(node.this.this).rpartition(".")[2] if "." in str(node.this.this) else ""
-        target = DataType(target.root, precision=len(fraction.strip()))
-    operand = _bind(node.this, scope)
-    if target.root == TIMESTAMP_LTZ and operand.type.root in NUMERIC_ROOTS:
-        raise SqlError(
-            f"The cast from NUMERIC type to TIMESTAMP_LTZ type is not allowed: {node.sql()!r}; "
-            "use TO_TIMESTAMP_LTZ(numeric, precision) instead", *position(node))  # fmt: skip
-    return make_cast(operand, target, try_cast=isinstance(node, exp.TryCast))
-
-
-def _typed_literal_form(node: exp.Cast) -> bool:
-    """``TIMESTAMP '...'`` rather than ``CAST('...' AS TIMESTAMP)``: sqlglot builds the typed
-    literal's Cast without the ``safe`` argument an explicit CAST carries."""
-    return isinstance(node.this, exp.Literal) and node.this.is_string and "safe" not in node.args
+    return make_cast(_bind(node.this, scope), target, try_cast=isinstance(node, exp.TryCast))
 
 
 def _case(node: exp.Case, scope: Scope) -> Expr:
@@ -233,26 +216,50 @@ def _case(node: exp.Case, scope: Scope) -> Expr:
     return infer_call("CASE", operands)
 
 
-def _column(node: exp.Column, scope: Scope) -> Expr:
-    """A column; ``LOCALTIMESTAMP``, ``CURRENT_DATE`` ... unquoted and not a column are calls."""
-    name = node.name.upper()
-    quoted = isinstance(node.this, exp.Identifier) and node.this.quoted
-    if name in BARE_FUNCTIONS and not node.table and not quoted and not scope.has(node):
-        return infer_call(name, [])
-    return scope.resolve(node)
+def function_name(node: exp.Func) -> str:
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).upper()
+    if isinstance(node, exp.Pad):  # sqlglot parses LPAD and RPAD as one Pad node
+        return "LPAD" if node.args.get("is_left") else "RPAD"
+    name = node.sql_name().upper()
+    return _RENAMED.get(name, name)
 
 
-def _is(node: exp.Is, scope: Scope, op: str) -> Expr:
-    """``x IS [NOT] NULL`` and ``b IS [NOT] TRUE|FALSE``."""
-    test = node.expression
-    if isinstance(test, exp.Boolean):
-        return infer_call(f"{op} {'TRUE' if test.this else 'FALSE'}", [_bind(node.this, scope)])
-    return infer_call(f"{op} NULL", [_bind(node.this, scope)])
+def _function(node: exp.Func, scope: Scope) -> Expr:
+    name = function_name(node)
+    if name in ("EXTRACT",):
+        return infer_call(name, [symbol(node.this.name), _bind(node.expression, scope)])
+    if isinstance(node, exp.Floor | exp.Ceil) and isinstance(node.args.get("to"), exp.Var):
+        # FLOOR(ts TO HOUR): the unit is a symbol operand, as for EXTRACT
+        return infer_call(name, [_bind(node.this, scope), symbol(node.args["to"].name)])
+    args = _arguments(node)
+    if (
+        name in ("TIMESTAMPDIFF", "TIMESTAMPADD")
+        and args
+        and isinstance(args[0], exp.Column | exp.Var)
+    ):
+        unit = symbol(args[0].name)
+        return infer_call(name, [unit, *(_bind(a, scope) for a in args[1:])])
+    if name == "PROCTIME" and not args:
+        return Call(timestamp_ltz(3, nullable=False), "PROCTIME", ())
+    operands = [_bind(a, scope) for a in args]
+    target = scope.functions.get(name)
+    if target is not None:
+        dtype, deterministic = udf_signature(name, target)
+        return UdfCall(dtype, name, target, tuple(operands), deterministic)
+    return infer_call(name, operands)
 
 
-def _negate(operand: Expr) -> Expr:
-    """Unary minus keeps the operand's type; ``-1`` is a literal, as Flink folds it."""
-    value = operand.value if isinstance(operand, Literal) else None
-    if isinstance(value, int | float | Decimal) and not isinstance(value, bool):
-        return literal(-value, operand.type)
-    return infer_call("-", [operand])
+def _arguments(node: exp.Func) -> list[exp.Expr]:
+    if isinstance(node, exp.Anonymous):
+        return list(node.expressions)
+    if isinstance(node, exp.Initcap):  # sqlglot adds its default delimiters as an argument
+        return [node.this]
+    out: list[exp.Expr] = []
+    for key in node.arg_types:
+        value = node.args.get(key)
+        if isinstance(value, list):
+            out += [v for v in value if isinstance(v, exp.Expr)]
+        elif isinstance(value, exp.Expr):
+            out.append(value)
+    return out
