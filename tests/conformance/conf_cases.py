@@ -107,7 +107,9 @@ def all_cases() -> list[Case]:
     for template in TEMPLATES:
         for seed in range(template.seeds):
             n_orders, n_customers = _sizes(seed)
-            histories = {"orders": orders_history(seed, n_orders)}
+            histories = {}
+            if "orders" in template.tables:
+                histories["orders"] = orders_history(seed, n_orders)
             if "customers" in template.tables:
                 histories["customers"] = customers_history(seed, n_customers)
             cases.append(Case(f"c{len(cases) + 1:04d}", template, seed, histories))

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from conf_compare import compare_output, decisions
+from conf_templates import TEMPLATES
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ def _materializes_without_on_conflict(flink: dict, ours: dict) -> bool:
 DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         "single-phase window aggregate",
-        ("window_tumble", "window_hop", "window_cumulate", "window_time_avg"), "plan",
+        tuple(t.name for t in TEMPLATES if t.category == "window"), "plan",
         "deltaflow runs a window aggregate as one operator over a batch; Flink splits it into "
         "LocalWindowAggregate and GlobalWindowAggregate (two-phase, to cut shuffle volume across "
         "parallel tasks), which has no use in one process. The output mode is the same (I).",

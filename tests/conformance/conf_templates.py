@@ -236,6 +236,72 @@ ERRORS = [
       seeds=3),
 ]
 
+
+# A second round: more functions, aggregate shapes, join shapes, rank ranges and windows.
+MORE = [
+    T("calc_strings_2", "calc",
+      "SELECT id, CONCAT_WS('|', product, note), REGEXP_REPLACE(product, '[aeiou]', '_'), INITCAP(note), "
+      "SPLIT_INDEX(note, ' ', 1), REVERSE(product), POSITION('p' IN product) FROM orders",
+      ["id INT", "cw STRING", "rr STRING", "ic STRING", "si STRING", "rv STRING", "pos INT"]),
+    T("calc_casts", "calc",
+      "SELECT id, CAST(amt AS DOUBLE), CAST(qty AS DECIMAL(5, 1)), CAST(amt AS BIGINT), "
+      "CAST(cust AS STRING) || '#', TRY_CAST(note AS INT), CAST(ts AS STRING) FROM orders",
+      ["id INT", "d DOUBLE", "q DECIMAL(5, 1)", "b BIGINT", "c STRING", "n INT", "t STRING"]),
+    T("calc_temporal_2", "calc",
+      "SELECT id, TIMESTAMPDIFF(SECOND, TIMESTAMP '2024-01-01 00:00:00', ts), YEAR(ts), HOUR(ts), "
+      "DAYOFWEEK(CAST(ts AS DATE)), ts + INTERVAL '90' MINUTE FROM orders WHERE ts > TIMESTAMP '2024-01-01 00:00:10'",
+      ["id INT", "secs INT", "y BIGINT", "h BIGINT", "dw BIGINT", "later TIMESTAMP(3)"]),
+    T("calc_logic_nulls", "calc",
+      "SELECT id, amt > 20 AND qty < 3, note IS NULL OR product = 'fig', NOT (cust = 2), "
+      "COALESCE(cust, qty, -1), GREATEST(qty, cust), cust IS DISTINCT FROM 3 FROM orders",
+      ["id INT", "a BOOLEAN", "o BOOLEAN", "n BOOLEAN", "c INT", "g INT", "d BOOLEAN"]),
+    T("agg_double", "aggregate",
+      "SELECT region, SUM(credit), AVG(credit), MAX(credit), COUNT(credit) FROM customers GROUP BY region",
+      ["region STRING", "s DOUBLE", "a DOUBLE", "m DOUBLE", "n BIGINT"], tables=("customers",)),
+    T("agg_case_key", "aggregate",
+      "SELECT CASE WHEN amt >= 50 THEN 'high' ELSE 'low' END, MIN(ts), MAX(ts), SUM(qty * 2), "
+      "COUNT(DISTINCT note) FILTER (WHERE qty > 1) FROM orders GROUP BY CASE WHEN amt >= 50 THEN 'high' ELSE 'low' END",
+      ["band VARCHAR(4)", "mi TIMESTAMP(3)", "ma TIMESTAMP(3)", "s INT", "dn BIGINT"]),
+    T("agg_string_minmax", "aggregate",
+      "SELECT cust, MIN(product), MAX(product), LISTAGG(DISTINCT product), COUNT(*) FROM orders GROUP BY cust",
+      ["cust INT", "mi STRING", "ma STRING", "ld STRING", "n BIGINT"]),
+    T("agg_avg_int_sum0", "aggregate",
+      "SELECT product, AVG(qty), SUM(amt) / COUNT(*), MAX(amt * 2) FROM orders GROUP BY product",
+      ["product STRING", "a INT", "r DECIMAL(38, 6)", "m DECIMAL(21, 2)"]),
+    T("join_anti_filter", "join",
+      "SELECT o.id, o.cust FROM orders o LEFT JOIN customers c ON o.cust = c.cid WHERE c.cid IS NULL",
+      ["id INT", "cust INT"], tables=BOTH, compare="final"),
+    T("join_agg_both", "join",
+      "SELECT a.cust, a.n, c.name FROM (SELECT cust, COUNT(*) AS n FROM orders GROUP BY cust) a "
+      "JOIN customers c ON a.cust = c.cid",
+      ["cust INT", "n BIGINT", "name STRING"], tables=BOTH, compare="final"),
+    T("join_two_keys_expr", "join",
+      "SELECT o.id, c.cid FROM orders o JOIN customers c ON o.cust = c.cid AND o.qty = c.tier + 1",
+      ["id INT", "cid INT"], tables=BOTH, compare="final"),
+    T("join_full_agg", "join",
+      "SELECT COALESCE(o.cust, c.cid), COUNT(o.id), COUNT(c.cid) FROM orders o FULL JOIN customers c "
+      "ON o.cust = c.cid GROUP BY COALESCE(o.cust, c.cid)",
+      ["k INT", "n_o BIGINT", "n_c BIGINT"], tables=BOTH, compare="final"),
+    T("topn_range", "topn",
+      "SELECT * FROM (SELECT id, product, amt, ROW_NUMBER() OVER (PARTITION BY product ORDER BY amt ASC) AS rn "
+      "FROM orders WHERE amt IS NOT NULL) WHERE rn BETWEEN 2 AND 3",
+      ["id INT", "product STRING", "amt DECIMAL(10, 2)", "rn BIGINT"]),
+    T("topn_dedup_last", "topn",
+      "SELECT id, cust, ts FROM (SELECT id, cust, ts, ROW_NUMBER() OVER (PARTITION BY cust ORDER BY ts DESC) AS rn "
+      "FROM orders) WHERE rn = 1",
+      ["id INT", "cust INT", "ts TIMESTAMP(3)"]),
+    T("window_tumble_listagg", "window",
+      f"SELECT {_WS}, LISTAGG(product), MIN(amt), COUNT(DISTINCT cust) FROM TABLE(TUMBLE(TABLE orders, "
+      f"DESCRIPTOR(ts), INTERVAL '15' SECOND)) WHERE qty > 1 GROUP BY {_WS}",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "lp STRING", "ma DECIMAL(10, 2)", "dc BIGINT"],
+      watermark=True, compare="final"),
+    T("union_three", "union",
+      "SELECT cust AS k, 'o' FROM orders UNION ALL SELECT cid, 'c' FROM customers UNION ALL "
+      "SELECT tier, 't' FROM customers WHERE tier IS NOT NULL",
+      ["k INT", "src CHAR(1)"], tables=BOTH, compare="final"),
+]
 # fmt: on
 
-TEMPLATES: tuple[Template, ...] = tuple(CALC + AGG + JOIN + UNION + RANK + WINDOW + SINKS + ERRORS)
+TEMPLATES: tuple[Template, ...] = tuple(
+    CALC + AGG + JOIN + UNION + RANK + WINDOW + SINKS + ERRORS + MORE
+)

@@ -38,3 +38,26 @@ def test_every_operator_and_aggregate_is_covered():
         assert word in sql, word
     assert len(CASES) >= 300
     assert any(c.template.pk for c in CASES) and any(not c.template.pk for c in CASES)
+
+
+def test_shrinking_finds_the_events_a_difference_needs(conformance_run):
+    """A planted bug (the last output line goes missing whenever the history deletes a 'fig'
+    order) shrinks to the insert and the delete of one fig order, with Flink's output."""
+    from conf_engines import run_deltaflow
+    from conf_shrink import shrink
+
+    def deletes_fig(case) -> bool:
+        return any(e.op == "d" and e.before["product"] == "fig" for e in case.histories["orders"])
+
+    def planted(case) -> dict:
+        result = run_deltaflow(case.job_sql(), conformance_run.workdir, case.runs)
+        if deletes_fig(case) and result["lines"]:
+            result["lines"] = result["lines"][:-1]
+        return result
+
+    case = next(c for c in CASES if c.template.name == "agg_basic" and deletes_fig(c))
+    small, flink = shrink(case, conformance_run.flink, conformance_run.workdir, planted)
+    events = small.histories["orders"]
+    assert deletes_fig(small) and len(events) < len(case.histories["orders"])
+    assert len(events) <= 3, events
+    assert flink["lines"]  # Flink's output of the reproducer is kept for the regression file
