@@ -16,6 +16,7 @@ from deltaflow.formats.printing import java_double, java_float
 from deltaflow.formats.types import (
     APPROX_ROOTS,
     ARRAY,
+    BINARY,
     BINARY_ROOTS,
     BOOLEAN,
     CHAR,
@@ -229,10 +230,18 @@ def _constructed_string(src: DataType, tz: dt.tzinfo) -> Callable[[object], str]
     return lambda v: "{" + ", ".join(f"{key(k)}={val(x)}" for k, x in v.items()) + "}"  # type: ignore[attr-defined]
 
 
+def _to_bytes(dst: DataType) -> Fn:
+    """UTF-8 bytes cut to the target length; BINARY(n) also pads with zero bytes, as Flink."""
+    n = dst.length or MAX_LENGTH
+    if dst.root == BINARY:
+        return lambda v: v.encode("utf-8")[:n].ljust(n, b"\0")  # type: ignore[attr-defined]
+    return lambda v: v.encode("utf-8")[:n]  # type: ignore[attr-defined]
+
+
 def _from_string(dst: DataType, tz: dt.tzinfo) -> Fn | None:
     d = dst.root
     if d in BINARY_ROOTS:
-        return lambda v: v.encode("utf-8")  # type: ignore[attr-defined]
+        return _to_bytes(dst)
     parse = _STRING_PARSERS.get(d)
     if parse is None:
         raise EvalError(f"deltaflow cannot evaluate CAST from STRING to {dst.sql()}")

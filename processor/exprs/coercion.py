@@ -175,7 +175,7 @@ def comparable(a: DataType, b: DataType) -> bool:
     for family in (NUMERIC_ROOTS, STRING_ROOTS, BINARY_ROOTS, TIMESTAMP_ROOTS):
         if a.root in family and b.root in family:
             return True
-    if a.root == b.root and a.root in (BOOLEAN, DATE, TIME) | INTERVAL_ROOTS:
+    if a.root == b.root and a.root in {BOOLEAN, DATE, TIME} | INTERVAL_ROOTS:
         return True
     return a.root == b.root and a == b.with_nullable(a.nullable)
 

@@ -12,10 +12,12 @@ from collections.abc import Callable
 from deltaflow.formats.types import (
     APPROX_ROOTS,
     BOOLEAN,
+    CHAR,
     DATE,
     DECIMAL,
     DOUBLE,
     INTEGER_ROOTS,
+    MAX_LENGTH,
     NULL,
     NUMERIC_ROOTS,
     STRING_ROOTS,
@@ -35,6 +37,7 @@ from deltaflow.processor.exprs.coercion import (
     TIMESTAMP_ROOTS,
     arithmetic_type,
     bytes_type,
+    char_type,
     common_type,
     comparable,
     round_decimal,
@@ -313,15 +316,32 @@ def _floor_ceil(op: str, operands: list[Expr]) -> Call:
 def _concat(op: str, operands: list[Expr]) -> Call:
     roots = {o.type.root for o in operands} - {NULL}
     if operands and roots <= STRING_ROOTS:
-        return _call(string_type(_any_null(operands)), "CONCAT", operands)
+        return _call(
+            _concat_type(op, operands).with_nullable(_any_null(operands)), "CONCAT", operands
+        )
     if operands and roots <= BINARY_ROOTS:
         return _call(bytes_type(_any_null(operands)), "CONCAT", operands)
     raise BadCall("", ("CONCAT(STRING, ...)", "CONCAT(BYTES, ...)"))
 
 
+def _concat_type(op: str, operands: list[Expr]) -> DataType:
+    """``||`` of CHAR(a) and CHAR(b) is CHAR(a + b), with a VARCHAR VARCHAR(a + b); CONCAT is STRING."""
+    if op != "||" or any(o.type.root == NULL or not o.type.length for o in operands):
+        return string_type()
+    total = sum(o.type.length or 0 for o in operands)
+    if all(o.type.root == CHAR for o in operands) and total <= MAX_LENGTH:
+        return char_type(total)
+    return string_type(length=min(total, MAX_LENGTH))
+
+
+def _trimmed(value: Expr, nullable: bool) -> DataType:
+    """TRIM of CHAR(n) or VARCHAR(n) is VARCHAR(n)."""
+    return string_type(nullable, length=value.type.length or MAX_LENGTH)
+
+
 def _trim(op: str, operands: list[Expr]) -> Call:
     if len(operands) == 1 and operands[0].type.root in STRING_ROOTS | {NULL}:
-        return _call(string_type(_any_null(operands)), op, operands)
+        return _call(_trimmed(operands[0], _any_null(operands)), op, operands)
     ok = (
         len(operands) == 3
         and symbol_value(operands[0]) in ("BOTH", "LEADING", "TRAILING")
@@ -329,7 +349,7 @@ def _trim(op: str, operands: list[Expr]) -> Call:
     )
     if not ok:
         raise BadCall("", ("TRIM(STRING)", "TRIM(BOTH|LEADING|TRAILING STRING FROM STRING)"))
-    return _call(string_type(_any_null(operands[1:])), op, operands)
+    return _call(_trimmed(operands[2], _any_null(operands[1:])), op, operands)
 
 
 _DATE_UNITS = frozenset({"YEAR", "QUARTER", "MONTH", "WEEK", "DAY"})

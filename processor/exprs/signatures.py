@@ -115,6 +115,18 @@ def char(n: int) -> Result:
     return const(char_type(n))
 
 
+def same_string(operands: list[Expr]) -> DataType:
+    """UPPER, LOWER, INITCAP: the argument's own string type (CHAR(3) stays CHAR(3))."""
+    t = operands[0].type
+    return t if t.root in STRING_ROOTS else string_type()
+
+
+def varchar_of_first(operands: list[Expr]) -> DataType:
+    """SUBSTRING, LEFT, RIGHT: at most as long as the argument, so VARCHAR of its length."""
+    t = operands[0].type
+    return string_type(length=t.length) if t.root in STRING_ROOTS and t.length else string_type()
+
+
 @dataclass(frozen=True)
 class Fixed:
     """A function with fixed signatures; nullability ``any`` (NULL in, NULL out), ``always``
@@ -133,14 +145,14 @@ def symbol_value(e: Expr) -> str | None:
 
 S, SS, SSS = ("S",), ("S", "S"), ("S", "S", "S")
 FIXED: dict[str, Fixed] = {
-    "UPPER": Fixed((S,), STRING),
-    "LOWER": Fixed((S,), STRING),
-    "INITCAP": Fixed((S,), STRING),
+    "UPPER": Fixed((S,), same_string),
+    "LOWER": Fixed((S,), same_string),
+    "INITCAP": Fixed((S,), same_string),
     "REVERSE": Fixed((S,), STRING),
     "LTRIM": Fixed((S, SS), STRING),
     "RTRIM": Fixed((S, SS), STRING),
-    "SUBSTRING": Fixed((("S", "I"), ("S", "I", "I")), STRING),
-    "SUBSTR": Fixed((("S", "I"), ("S", "I", "I")), STRING),
+    "SUBSTRING": Fixed((("S", "I"), ("S", "I", "I")), varchar_of_first),
+    "SUBSTR": Fixed((("S", "I"), ("S", "I", "I")), varchar_of_first),
     "CONCAT_WS": Fixed((("S", "S", "*"),), STRING, "first"),
     "CHAR_LENGTH": Fixed((S,), INT_T),
     "CHARACTER_LENGTH": Fixed((S,), INT_T),
@@ -162,8 +174,8 @@ FIXED: dict[str, Fixed] = {
     "TO_BASE64": Fixed((S,), STRING),
     "ASCII": Fixed((S,), INT_T),
     "CHR": Fixed((("I",),), STRING),
-    "LEFT": Fixed((("S", "I"),), STRING),
-    "RIGHT": Fixed((("S", "I"),), STRING),
+    "LEFT": Fixed((("S", "I"),), varchar_of_first),
+    "RIGHT": Fixed((("S", "I"),), varchar_of_first),
     "UUID": Fixed(((),), char(36), "never"),
     "JSON_VALUE": Fixed((SS,), STRING, "always"),
     "POWER": Fixed((("N", "N"),), DOUBLE_T),

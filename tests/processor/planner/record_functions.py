@@ -22,7 +22,7 @@ from decimal import Decimal
 from pathlib import Path
 
 FIXTURE = Path(__file__).resolve().parent / "functions_flink.yaml"
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 # (name, Flink type, Flink SQL value, the Python value deltaflow holds)
 COLUMNS = [
@@ -145,8 +145,33 @@ CASTS = [
     "CAST(s AS VARCHAR(5))", "CAST(s AS CHAR(3))", "CAST(b AS TIMESTAMP_LTZ(0))", "CAST(bo AS INT)",
     "TRY_CAST('abc' AS INT)", "TRY_CAST('12' AS INT)", "TRY_CAST(s AS DATE)", "CAST(z AS INT)",
 ]  # fmt: skip
+# Result types that follow a CHAR argument, and NULL in, NULL out.
+CHARS_AND_NULLS = [
+    "UPPER('abc')", "LOWER('ABC')", "REVERSE('abc')", "INITCAP('ab cd')", "SUBSTRING('hello', 2)",
+    "CONCAT('a', 'bc')", "'a' || 'bc'", "REPLACE('abc', 'b', 'xy')", "TRIM(' a ')", "LPAD('a', 3, 'x')",
+    "REPEAT('ab', 2)", "LEFT('hello', 2)", "UPPER(z)", "CHAR_LENGTH(z)", "SUBSTRING(z, 1)", "ABS(zi)",
+    "zi + 1", "zi * d", "-zi", "ROUND(CAST(NULL AS DOUBLE), 1)", "DATE_FORMAT(CAST(NULL AS TIMESTAMP(3)), 'yyyy')",
+    "EXTRACT(DAY FROM CAST(NULL AS DATE))", "TIMESTAMPADD(DAY, zi, ts)", "CONCAT_WS(z, s, e)", "LOCATE(z, s)",
+    "JSON_VALUE(z, '$.a')", "MD5(z)", "IF(bo, z, 'x')", "NULLIF(z, 'x')", "z = 'x'", "z LIKE s",
+]  # fmt: skip
+MORE_CASTS = [
+    "CAST(-d AS INT)", "CAST(ts AS TIMESTAMP(0))", "CAST(s AS BINARY(3))", "CAST(s AS VARBINARY(20))",
+    "CAST(m AS DOUBLE)", "CAST(d AS BIGINT)", "CAST(n AS CHAR(3))", "TRY_CAST('2024-13-01' AS DATE)",
+    "TRY_CAST('x' AS BOOLEAN)", "CAST(dt AS TIMESTAMP_LTZ(3))", "CAST(1.5e0 AS DECIMAL(3, 1))",
+    "TIMESTAMPDIFF(SECOND, ts, TIMESTAMP '2024-03-15 13:46:00')", "EXTRACT(SECOND FROM ts)",
+]  # fmt: skip
 EXPRESSIONS = (
-    ARITHMETIC + COMPARISON + LOGICAL + PREDICATES + CONDITIONAL + MATH + STRINGS + TEMPORAL + CASTS
+    ARITHMETIC
+    + COMPARISON
+    + LOGICAL
+    + PREDICATES
+    + CONDITIONAL
+    + MATH
+    + STRINGS
+    + TEMPORAL
+    + CASTS
+    + CHARS_AND_NULLS
+    + MORE_CASTS
 )
 
 
