@@ -1,0 +1,51 @@
+"""The job settings ``deltaflow run`` reads from ``SET 'key' = 'value'`` statements.
+
+- ``execution.checkpointing.interval`` (Flink's): how often the job checkpoints;
+- ``deltaflow.broker.timeout``: how long the job waits out unreachable Kafka brokers
+  before it stops with an error (its last checkpoint intact).
+
+Durations are written as in Flink: ``1 s``, ``500 ms``, ``10 min``; a bare number
+is milliseconds.
+"""
+
+from __future__ import annotations
+
+from deltaflow.formats.errors import DeltaflowError
+
+DEFAULT_CHECKPOINT_MS = 1000
+DEFAULT_BROKER_TIMEOUT_MS = 180_000
+
+
+def checkpoint_interval_s(settings: dict[str, str]) -> float:
+    text = settings.get("execution.checkpointing.interval")
+    if not text:
+        return DEFAULT_CHECKPOINT_MS / 1000
+    return parse_duration_ms(text, "execution.checkpointing.interval") / 1000
+
+
+def broker_timeout_s(settings: dict[str, str]) -> float:
+    """``deltaflow.broker.timeout``: how long the job waits out unreachable brokers."""
+    text = settings.get("deltaflow.broker.timeout")
+    if not text:
+        return DEFAULT_BROKER_TIMEOUT_MS / 1000
+    return max(1, parse_duration_ms(text, "deltaflow.broker.timeout")) / 1000
+
+
+_UNITS_MS = {
+    "ms": 1, "milli": 1, "millis": 1, "millisecond": 1, "milliseconds": 1,
+    "s": 1000, "sec": 1000, "secs": 1000, "second": 1000, "seconds": 1000,
+    "min": 60_000, "m": 60_000, "minute": 60_000, "minutes": 60_000,
+    "h": 3_600_000, "hour": 3_600_000, "hours": 3_600_000,
+}  # fmt: skip
+
+
+def parse_duration_ms(text: str, option: str) -> int:
+    """Flink durations: ``1 s``, ``500ms``, ``10 min``, a bare number is milliseconds."""
+    raw = text.strip().lower()
+    digits = raw.rstrip("abcdefghijklmnopqrstuvwxyz ").strip()
+    unit = raw[len(digits) :].strip() or "ms"
+    if not digits.isdigit() or unit not in _UNITS_MS:
+        raise DeltaflowError(
+            f"option {option!r}: cannot read duration {text!r}; write e.g. '1 s', '500 ms' or '10 min'"
+        )
+    return int(digits) * _UNITS_MS[unit]
