@@ -124,12 +124,18 @@ def repeat(value: str, times: int) -> str:
 
 
 def initcap(value: str) -> str:
-    """Upper-case the first letter of every alphanumeric word, lower-case the rest."""
+    """Calcite's INITCAP, which Flink runs: a word is a run of ASCII letters and digits; its
+    first letter is upper-cased, the others lower-cased. Every other character, non-ASCII
+    letters too, is kept as it is and ends a word (``Ünïcode`` -> ``ÜNïCode``)."""
     out = []
     start = True
     for ch in value:
-        out.append(ch.upper() if start else ch.lower())
-        start = not ch.isalnum()
+        if ch.isascii() and ch.isalnum():
+            out.append(ch.upper() if start else ch.lower())
+            start = False
+        else:
+            out.append(ch)
+            start = True
     return "".join(out)
 
 
