@@ -7,6 +7,7 @@ once per case into a work directory both engines read.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from conf_histories import (
     ORDERS_DDL_COLUMNS,
     Event,
     customers_history,
+    event_line,
     orders_history,
     write_history,
 )
@@ -89,8 +91,15 @@ class Case:
         return "\n".join(sets + [s + ";" for s in self.ddl()] + [self.insert + ";"])
 
     def flink_request(self) -> dict:
+        """What the Flink runner needs; ``inputs`` (a digest of the files) keys the cache."""
+        lines = [
+            event_line(e, t, i)
+            for t, es in sorted(self.histories.items())
+            for i, e in enumerate(es)
+        ]
         return {
             "id": self.id,
+            "inputs": hashlib.sha256("\n".join(lines).encode()).hexdigest(),
             "ddl": self.ddl(),
             "insert": self.insert,
             "settings": dict(self.template.settings),
