@@ -25,3 +25,17 @@ def label(customer: str | None, qty: int | None) -> str:
     """``alice x2``; an unknown customer is ``?``, an unknown quantity ``x?``."""
     who = customer if customer is not None else "?"
     return f"{who} x{qty if qty is not None else '?'}"
+
+
+@udf(result_type="STRING")
+def price_band(amount) -> str:  # noqa: ANN001 - a DECIMAL(10, 2) arrives as Decimal or None
+    """``cheap`` below 5, ``mid`` below 20, else ``dear``; an unknown amount is ``none``."""
+    if amount is None:
+        return "none"
+    return "cheap" if amount < 5 else "mid" if amount < 20 else "dear"
+
+
+@udf(result_type="BOOLEAN")
+def has_double_letter(word: str | None) -> bool:
+    """Whether ``word`` has the same letter twice in a row (``apple``)."""
+    return word is not None and any(a == b for a, b in zip(word, word[1:], strict=False))
