@@ -24,7 +24,7 @@ from deltaflow.connectors.transactions import EpochTransactions, open_transactio
 from deltaflow.formats.errors import ConnectorError, DeltaflowError, StateError
 from deltaflow.processor import crash, progress
 from deltaflow.processor.brokers import BrokerWatch, cluster_configs
-from deltaflow.processor.plan import JobPlan, Node, Sink, TableSourceScan
+from deltaflow.processor.plan import JobPlan, LookupJoin, Node, Sink, TableSourceScan
 from deltaflow.processor.settings import broker_timeout_s, checkpoint_interval_s
 from deltaflow.state.backend import StateBackend
 from deltaflow.state.checkpoint import Checkpointer
@@ -103,6 +103,7 @@ class Job:
         self.interval_s = checkpoint_interval_s(plan.settings)
         self.broker_timeout_s = broker_timeout_s(plan.settings)
         self.sources: dict = {}
+        self.lookups: dict = {}  # looked-up table -> source feeding its lookup-join mirror
         self.sinks: dict = {}
         self.txn: EpochTransactions | None = None
         self.watch: BrokerWatch | None = None
@@ -166,6 +167,28 @@ class Job:
             self.sources[scan.node_id] = source
             source.open(resume.get(str(scan.node_id)))
             self.stats.events_in[scan.table] = 0
+        for table, node in self.graph.lookup_tables().items():
+            spec = lookup_spec(node)
+            source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
+            self.lookups[table] = source
+            source.open(resume.get(LOOKUP_PREFIX + table))
+            self._drain_lookup(table)
+
+    def _drain_lookup(self, table: str) -> None:
+        """Reads a looked-up table up to its present end, so probes see it loaded."""
+        source = self.lookups[table]
+        while not source.finished():
+            batch = source.poll(POLL_RECORDS, POLL_TIMEOUT_S)
+            if not batch:
+                return
+            self.graph.push_lookup(table, batch)
+
+    def _poll_lookups(self) -> None:
+        for table, source in self.lookups.items():
+            if not source.finished():
+                batch = source.poll(POLL_RECORDS, 0.0)
+                if batch:
+                    self.graph.push_lookup(table, batch)
 
     def _clusters(self) -> dict:
         tables = [(s.table, dict(s.options)) for s in self.scans]
@@ -201,6 +224,7 @@ class Job:
 
     def _poll_once(self) -> bool:
         busy = False
+        self._poll_lookups()
         for scan in self.scans:
             source = self.sources[scan.node_id]
             if source.finished():
@@ -250,6 +274,7 @@ class Job:
         crash.point("step1")
         epoch = self.epoch + 1
         offsets = {str(k): s.position() for k, s in self.sources.items()}
+        offsets.update({LOOKUP_PREFIX + t: s.position() for t, s in self.lookups.items()})
         commit_sink = None
         if self.txn is not None and self._txn_dirty:
             commit_sink = lambda: self._commit_transaction(epoch)  # noqa: E731
@@ -284,13 +309,25 @@ class Job:
     def close(self) -> None:
         if self.watch is not None:
             self.watch.stop()
-        for source in self.sources.values():
+        for source in [*self.sources.values(), *self.lookups.values()]:
             source.close()
         for sink in self.sinks.values():
             sink.close()
         if self.txn is not None:
             self.txn.close()
         self.backend.close()
+
+
+LOOKUP_PREFIX = "lookup:"
+
+
+def lookup_spec(node: LookupJoin) -> TableSpec:
+    """The looked-up table of a lookup join, read as a changelog into the join's mirror."""
+    return TableSpec(
+        name=node.table,
+        options=dict(node.options),
+        physical=[(f.name, f.type) for f in node.table_fields],
+    )
 
 
 def describe_plan(plan: JobPlan) -> str:

@@ -186,6 +186,7 @@ _NOW = {
     "NOW": "_t.now_ltz()",
     "CURRENT_TIMESTAMP": "_t.now_ltz()",
     "CURRENT_ROW_TIMESTAMP": "_t.now_ltz()",
+    "PROCTIME": "_t.now_ltz()",  # a processing-time attribute: the wall clock when the row is read
     "LOCALTIMESTAMP": "_t.now_local(_tz)",
     "CURRENT_DATE": "_t.now_local(_tz).date()",
     "CURRENT_TIME": "_t.now_local(_tz).time().replace(microsecond=0)",
