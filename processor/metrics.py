@@ -6,6 +6,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from deltaflow.formats.errors import StateError
+
 
 def render(job) -> str:
     """The Prometheus text exposition of a job's counters."""
@@ -15,6 +17,8 @@ def render(job) -> str:
         *(f'deltaflow_events_in_total{{source="{t}"}} {n}' for t, n in stats.events_in.items()),
         "# TYPE deltaflow_events_out_total counter",
         *(f'deltaflow_events_out_total{{sink="{t}"}} {n}' for t, n in stats.events_out.items()),
+        "# TYPE deltaflow_records_skipped_total counter",
+        *(f'deltaflow_records_skipped_total{{source="{t}"}} {n}' for t, n in stats.skipped.items()),
         "# TYPE deltaflow_checkpoints_total counter",
         f"deltaflow_checkpoints_total {stats.checkpoints}",
         "# TYPE deltaflow_checkpoint_duration_seconds gauge",
@@ -28,7 +32,11 @@ def render(job) -> str:
         if end is not None:
             lines.append(f'deltaflow_source_lag{{source="{scan.table}"}} {max(end - done, 0)}')
     lines.append("# TYPE deltaflow_state_bytes gauge")
-    for name, _entries, size in job.backend.stats():
+    try:
+        tables = job.backend.stats()
+    except StateError:  # the job has ended and closed its state: nothing to measure
+        tables = []
+    for name, _entries, size in tables:
         lines.append(f'deltaflow_state_bytes{{table="{name}"}} {size}')
     return "\n".join(lines) + "\n"
 
