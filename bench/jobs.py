@@ -45,9 +45,11 @@ def uses_items(workload: str) -> bool:
     return workload.startswith("W3")
 
 
-def kafka_job(workload: str, bootstrap: str, topics: dict[str, str], bounded: bool = True) -> str:
+def kafka_job(workload: str, bootstrap: str, topics: dict[str, str], bounded: bool = True,
+              source_options: dict[str, str] | None = None) -> str:  # fmt: skip
     """The deltaflow job: ``topics`` maps orders / items / out to topic names."""
     end = "\n  'scan.bounded.mode' = 'latest-offset'," if bounded else ""
+    end += "".join(f"\n  '{k}' = '{v}'," for k, v in (source_options or {}).items())
 
     def source(name: str, columns: str) -> str:
         return f"""CREATE TABLE {name} (

@@ -63,12 +63,28 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+VARIANTS = {
+    "default": {},
+    # tansu holds a fetch for fetch.wait.max.ms (librdkafka's default 500 ms) even when
+    # data is there; a Kafka broker answers as soon as fetch.min.bytes (1) is reached
+    "fetch.wait.max.ms=10": {"properties.fetch.wait.max.ms": "10"},
+}
+
+
 def measure_latency(bootstrap: str, work: Path, rate: int, seconds: float, env=None) -> dict:
-    tag = str(int(time.time()))
+    """Each variant of the source options: p50/p99/max produce-to-sink milliseconds."""
+    return {
+        name: measure_variant(bootstrap, work, rate, seconds, env, options)
+        for name, options in VARIANTS.items()
+    }
+
+
+def measure_variant(bootstrap: str, work: Path, rate: int, seconds: float, env, options) -> dict:
+    tag = f"{int(time.time())}-{len(options)}"
     topics = {"orders": f"lat-orders-{tag}", "items": f"lat-items-{tag}", "out": f"lat-out-{tag}"}
     create_topics(bootstrap, [topics["orders"], topics["out"]])
     job = work / f"latency-{tag}.sql"
-    job.write_text(kafka_job("W1", bootstrap, topics, bounded=False), encoding="utf-8")
+    job.write_text(kafka_job("W1", bootstrap, topics, False, options), encoding="utf-8")
     cmd = [sys.executable, "-m", "deltaflow.processor", "run", str(job), "--quiet",
            "--state-dir", str(work / f"lat-state-{tag}")]  # fmt: skip
     daemon = subprocess.Popen(cmd, cwd=str(ROOT), stdin=subprocess.DEVNULL, env=env)
