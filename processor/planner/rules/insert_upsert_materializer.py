@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from deltaflow.formats.errors import PlanError
 from deltaflow.processor.planner import logical as L
+from deltaflow.processor.planner.traits import derive, refine
 
 
 def insert_upsert_materializer(sink: L.Sink, settings: dict[str, str]) -> L.Sink:
@@ -26,6 +27,11 @@ def insert_upsert_materializer(sink: L.Sink, settings: dict[str, str]) -> L.Sink
     if sink.on_conflict in ("ERROR", "NOTHING"):
         _check_watermarks(sink)
     sink.upsert_materialize = True
+    if L.UB not in child.mode:
+        # The materializer retracts a row by its -U (as Flink's, which asks its input for
+        # [I,UB,UA,D]): infer the input's modes again, this time needing -U rows.
+        derive(child)
+        refine(child, True)
     return sink
 
 
