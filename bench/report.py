@@ -97,7 +97,21 @@ def ratios(summary: dict) -> str:
 def markdown(summary: dict, profiles: dict[str, str], latency: dict | None, rate: int) -> str:
     parts = ["### Throughput\n", table(summary), "\n### deltaflow's ratios\n", ratios(summary)]
     if latency:
-        parts += [f"\n### Latency (W1 daemon at {rate:,} events/s)\n", "```", str(latency), "```"]
+        parts += [f"\n### Latency (W1 daemon at {rate:,} events/s)\n", latency_table(latency)]
     for workload, text in profiles.items():
         parts += [f"\n### cProfile, deltaflow {workload}\n", "```", text.strip(), "```"]
     return "\n".join(parts) + "\n"
+
+
+def latency_table(latency: dict) -> str:
+    lines = ["| source options | produced | seen at sink | p50 ms | p99 ms | max ms | peak RSS MB "
+             "| load |", "|" + "---|" * 8]  # fmt: skip
+    for name, r in latency.items():
+        if "error" in r:
+            lines.append(f"| {name} | {r['error']} |" + " |" * 6)
+            continue
+        lines.append(
+            f"| {name} | {r['produced']:,} | {r['seen']:,} | {r['p50_ms']:.0f} | {r['p99_ms']:.0f} "
+            f"| {r['max_ms']:.0f} | {r['peak_rss_mb']:.0f} | {r['load']} |"
+        )
+    return "\n".join(lines)
