@@ -36,7 +36,7 @@ def summarise(runs: list[Run]) -> dict[tuple[str, str], dict]:
             "cpu_s": mid.cpu_s,
             "per_cpu_s": mid.events / mid.cpu_s if mid.cpu_s else 0.0,
             "wall_s": mid.wall_s,
-            "correct": "; ".join(sorted({r.correct for r in group})),
+            "correct": "; ".join(sorted({r.correct for r in group} - {"n/a"})) or "n/a",
             "note": "; ".join(sorted({r.note for r in group if r.note})),
             "load": ", ".join(r.load for r in group),
         }
