@@ -16,31 +16,26 @@ from deltaflow.formats.types import (
     DOUBLE,
     INT,
     NULL,
+    NUMERIC_ROOTS,
+    TIME,
+    TIMESTAMP,
+    TIMESTAMP_LTZ,
     DataType,
     TypeParseError,
     parse_type,
-    timestamp_ltz,
 )
 from deltaflow.processor.exprs.coercion import INTERVAL_DAY_TIME, INTERVAL_YEAR_MONTH
-from deltaflow.processor.exprs.functions import infer_call, literal, make_cast, symbol
-from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, UdfCall
-from deltaflow.processor.planner.udfs import udf_signature
+from deltaflow.processor.exprs.functions import infer_call, literal, make_cast
+from deltaflow.processor.exprs.nodes import Expr, InputRef, Literal
+from deltaflow.processor.planner.bind_functions import BARE_FUNCTIONS, bind_function
 from deltaflow.processor.sql.errors import closest, position
 
 _BINARY = {
     exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%",
     exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
-    exp.And: "AND", exp.Or: "OR", exp.Like: "LIKE", exp.DPipe: "||",
+    exp.And: "AND", exp.Or: "OR", exp.DPipe: "||",
     exp.NullSafeEQ: "IS NOT DISTINCT FROM", exp.NullSafeNEQ: "IS DISTINCT FROM",
 }  # fmt: skip
-_RENAMED = {
-    "LENGTH": "CHAR_LENGTH",
-    "DAY_OF_WEEK": "DAYOFWEEK",
-    "DAY_OF_MONTH": "DAYOFMONTH",
-    "DAY_OF_YEAR": "DAYOFYEAR",
-    "CURRENTTIMESTAMP": "CURRENT_TIMESTAMP",
-    "CURRENTDATE": "CURRENT_DATE",
-}
 _UNIT_MS = {
     "SECOND": 1000,
     "MINUTE": 60_000,
@@ -110,7 +105,7 @@ def _bind(node: exp.Expr, scope: Scope) -> Expr:  # noqa: C901 - a dispatch over
     if isinstance(node, exp.Paren):
         return _bind(node.this, scope)
     if isinstance(node, exp.Column):
-        return scope.resolve(node)
+        return _column(node, scope)
     if isinstance(node, exp.Literal | exp.Boolean | exp.Null):
         return _literal(node)
     if isinstance(node, exp.HexString):
@@ -121,14 +116,18 @@ def _bind(node: exp.Expr, scope: Scope) -> Expr:  # noqa: C901 - a dispatch over
     op = _BINARY.get(type(node))
     if op is not None:
         return infer_call(op, [_bind(node.this, scope), _bind(node.expression, scope)])
+    if isinstance(node, exp.Like) or (
+        isinstance(node, exp.Escape) and isinstance(node.this, exp.Like)
+    ):
+        return _like(node, scope)
     if isinstance(node, exp.Not):
         if isinstance(node.this, exp.Is):
-            return infer_call("IS NOT NULL", [_bind(node.this.this, scope)])
+            return _is(node.this, scope, "IS NOT")
         return infer_call("NOT", [_bind(node.this, scope)])
     if isinstance(node, exp.Is):
-        return infer_call("IS NULL", [_bind(node.this, scope)])
+        return _is(node, scope, "IS")
     if isinstance(node, exp.Neg):
-        return infer_call("-", [literal(0, DataType(INT, False)), _bind(node.this, scope)])
+        return _negate(_bind(node.this, scope))
     if isinstance(node, exp.Cast):
         return _cast(node, scope)
     if isinstance(node, exp.Case):
@@ -141,7 +140,7 @@ def _bind(node: exp.Expr, scope: Scope) -> Expr:  # noqa: C901 - a dispatch over
         args = [node.this, node.args["low"], node.args["high"]]
         return infer_call("BETWEEN", [_bind(e, scope) for e in args])
     if isinstance(node, exp.Func):
-        return _function(node, scope)
+        return bind_function(node, lambda e: _bind(e, scope), scope.functions)
     raise SqlError(
         f"deltaflow does not support the expression {node.sql()!r} here", *position(node)
     )
@@ -202,7 +201,22 @@ def _cast(node: exp.Cast, scope: Scope) -> Expr:
         target = parse_type(text)
     except (TypeParseError, ValueError) as err:  # parse_type lets int() errors through
         raise SqlError(f"{err}", *position(node)) from None
-    return make_cast(_bind(node.this, scope), target, try_cast=isinstance(node, exp.TryCast))
+    if _typed_literal_form(node) and target.root in (TIMESTAMP, TIME):
+        # TIMESTAMP '2024-01-01 10:00:00.5' has the precision its fraction is written with
+        fraction = str(node.this.this).rpartition(".")[2] if "." in str(node.this.this) else ""
+        target = DataType(target.root, precision=len(fraction.strip()))
+    operand = _bind(node.this, scope)
+    if target.root == TIMESTAMP_LTZ and operand.type.root in NUMERIC_ROOTS:
+        raise SqlError(
+            f"The cast from NUMERIC type to TIMESTAMP_LTZ type is not allowed: {node.sql()!r}; "
+            "use TO_TIMESTAMP_LTZ(numeric, precision) instead", *position(node))  # fmt: skip
+    return make_cast(operand, target, try_cast=isinstance(node, exp.TryCast))
+
+
+def _typed_literal_form(node: exp.Cast) -> bool:
+    """``TIMESTAMP '...'`` rather than ``CAST('...' AS TIMESTAMP)``: sqlglot builds the typed
+    literal's Cast without the ``safe`` argument an explicit CAST carries."""
+    return isinstance(node.this, exp.Literal) and node.this.is_string and "safe" not in node.args
 
 
 def _case(node: exp.Case, scope: Scope) -> Expr:
@@ -216,50 +230,35 @@ def _case(node: exp.Case, scope: Scope) -> Expr:
     return infer_call("CASE", operands)
 
 
-def function_name(node: exp.Func) -> str:
-    if isinstance(node, exp.Anonymous):
-        return str(node.this).upper()
-    if isinstance(node, exp.Pad):  # sqlglot parses LPAD and RPAD as one Pad node
-        return "LPAD" if node.args.get("is_left") else "RPAD"
-    name = node.sql_name().upper()
-    return _RENAMED.get(name, name)
+def _column(node: exp.Column, scope: Scope) -> Expr:
+    """A column; ``LOCALTIMESTAMP``, ``CURRENT_DATE`` ... unquoted and not a column are calls."""
+    name = node.name.upper()
+    quoted = isinstance(node.this, exp.Identifier) and node.this.quoted
+    if name in BARE_FUNCTIONS and not node.table and not quoted and not scope.has(node):
+        return infer_call(name, [])
+    return scope.resolve(node)
 
 
-def _function(node: exp.Func, scope: Scope) -> Expr:
-    name = function_name(node)
-    if name in ("EXTRACT",):
-        return infer_call(name, [symbol(node.this.name), _bind(node.expression, scope)])
-    if isinstance(node, exp.Floor | exp.Ceil) and isinstance(node.args.get("to"), exp.Var):
-        # FLOOR(ts TO HOUR): the unit is a symbol operand, as for EXTRACT
-        return infer_call(name, [_bind(node.this, scope), symbol(node.args["to"].name)])
-    args = _arguments(node)
-    if (
-        name in ("TIMESTAMPDIFF", "TIMESTAMPADD")
-        and args
-        and isinstance(args[0], exp.Column | exp.Var)
-    ):
-        unit = symbol(args[0].name)
-        return infer_call(name, [unit, *(_bind(a, scope) for a in args[1:])])
-    if name == "PROCTIME" and not args:
-        return Call(timestamp_ltz(3, nullable=False), "PROCTIME", ())
-    operands = [_bind(a, scope) for a in args]
-    target = scope.functions.get(name)
-    if target is not None:
-        dtype, deterministic = udf_signature(name, target)
-        return UdfCall(dtype, name, target, tuple(operands), deterministic)
-    return infer_call(name, operands)
+def _like(node: exp.Like | exp.Escape, scope: Scope) -> Expr:
+    """``s [NOT] LIKE pattern [ESCAPE c]``; sqlglot wraps the LIKE in an Escape node."""
+    escape = node.expression if isinstance(node, exp.Escape) else None
+    like = node.this if isinstance(node, exp.Escape) else node
+    op = "NOT LIKE" if like.args.get("negate") else "LIKE"
+    args = [like.this, like.expression] + ([escape] if escape is not None else [])
+    return infer_call(op, [_bind(e, scope) for e in args])
 
 
-def _arguments(node: exp.Func) -> list[exp.Expr]:
-    if isinstance(node, exp.Anonymous):
-        return list(node.expressions)
-    if isinstance(node, exp.Initcap):  # sqlglot adds its default delimiters as an argument
-        return [node.this]
-    out: list[exp.Expr] = []
-    for key in node.arg_types:
-        value = node.args.get(key)
-        if isinstance(value, list):
-            out += [v for v in value if isinstance(v, exp.Expr)]
-        elif isinstance(value, exp.Expr):
-            out.append(value)
-    return out
+def _is(node: exp.Is, scope: Scope, op: str) -> Expr:
+    """``x IS [NOT] NULL`` and ``b IS [NOT] TRUE|FALSE``."""
+    test = node.expression
+    if isinstance(test, exp.Boolean):
+        return infer_call(f"{op} {'TRUE' if test.this else 'FALSE'}", [_bind(node.this, scope)])
+    return infer_call(f"{op} NULL", [_bind(node.this, scope)])
+
+
+def _negate(operand: Expr) -> Expr:
+    """Unary minus keeps the operand's type; ``-1`` is a literal, as Flink folds it."""
+    value = operand.value if isinstance(operand, Literal) else None
+    if isinstance(value, int | float | Decimal) and not isinstance(value, bool):
+        return literal(-value, operand.type)
+    return infer_call("-", [operand])
