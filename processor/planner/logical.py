@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from deltaflow.processor.exprs.nodes import Expr, InputRef
+from deltaflow.processor.exprs.nodes import Call, Expr, InputRef
 from deltaflow.processor.plan import AggCall, Field, Key, Mode, WindowSpec
 from deltaflow.processor.planner.catalog import CHANGELOG_FORMATS, Table
 
@@ -82,12 +82,30 @@ class Calc(LNode):
         return self.condition is None and self.inputs[0].can_drop_update_before()
 
     def upsert_keys(self) -> tuple[Key, ...]:
-        where = {e.index: i for i, e in enumerate(self.projection) if isinstance(e, InputRef)}
+        where = {}
+        for i, e in enumerate(self.projection):
+            ref = _kept_column(e)
+            if ref is not None:
+                where[ref] = i
         return tuple(
             tuple(where[c] for c in key)
             for key in self.inputs[0].keys
             if all(c in where for c in key)
         )
+
+
+def _kept_column(e: Expr) -> int | None:
+    """The input column ``e`` is, unchanged or through a cast that loses nothing (nullability
+    only, or a string widened to a longer VARCHAR as a sink column adds): it keeps a key."""
+    if isinstance(e, InputRef):
+        return e.index
+    if not (isinstance(e, Call) and e.op == "CAST" and isinstance(e.operands[0], InputRef)):
+        return None
+    src, dst = e.operands[0].type, e.type
+    if src.with_nullable(True) == dst.with_nullable(True):
+        return e.operands[0].index
+    widened = src.root in ("CHAR", "VARCHAR") and dst.root == "VARCHAR"
+    return e.operands[0].index if widened and (src.length or 1) <= (dst.length or 0) else None
 
 
 @dataclass(eq=False)
