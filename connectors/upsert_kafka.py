@@ -1,8 +1,8 @@
 """The ``upsert-kafka`` connector: a compacted topic as a table keyed by its PRIMARY KEY.
 
 Source: a record with a value is an upsert (+U) of its key, a tombstone (null value)
-a delete (-D) of its key. Sink: +I/+U write key and value, -D writes a tombstone,
--U is dropped (the +U that follows replaces the row).
+a delete (-D) of its key. Sink: +I/+U write key and value, -D and -U write a
+tombstone, as Flink's upsert-kafka sink does (a +U that follows rewrites the key).
 """
 
 from __future__ import annotations
@@ -125,8 +125,7 @@ class BufferedUpsertSink:
     def write(self, batch: Batch) -> None:
         buffer, key_of = self.buffer, self.key_of
         for kind, row in zip(batch.kinds, batch.rows, strict=True):
-            if kind != RowKind.UPDATE_BEFORE:
-                buffer[key_of(row)] = (kind, row)
+            buffer[key_of(row)] = (RowKind.DELETE if kind == RowKind.UPDATE_BEFORE else kind, row)
         if len(buffer) >= self.max_rows or time.monotonic() - self.since >= self.interval:
             self._drain()
 
@@ -153,7 +152,7 @@ class BufferedUpsertSink:
 
 
 def _sink_encoder(spec: TableSpec, opts: TableOptions, layout: Layout):
-    """Key and value per change through ``formats.upsert`` (tombstones for -D, -U dropped)."""
+    """Key and value per change through ``formats.upsert`` (tombstones for -D and -U)."""
     try:
         shape = upsert_layout(
             list(spec.physical),

@@ -4,9 +4,10 @@ Layout (``upsert_layout``): the key holds the primary-key columns, named without
 ``key.fields-prefix``; the value holds every column (``value.fields-include`` =
 ALL) or the others (EXCEPT_KEY).
 
-Sink (``UpsertEncoder``): +I and +U write key and value; -D writes the key with a
-null value (a tombstone); -U is dropped, as Flink's upsert-kafka sink does (the
-planner gives an upsert sink no -U anyway).
+Sink (``UpsertEncoder``): +I and +U write key and value; -D and -U write the key
+with a null value (a tombstone), as Flink's upsert-kafka sink serialises both. The
+planner gives an upsert sink -U only where it cannot drop it, e.g. behind a filter
+on a non-key column: there a -U whose +U was filtered out must delete the key.
 
 Source (``UpsertDecoder``): a record with a value is the value format's row kind
 (+I for every insert-only format) holding key columns from the key and value
@@ -126,14 +127,13 @@ class UpsertEncoder:
         self._value = _projector(layout.value_indexes)
 
     def encode(self, batch: Batch) -> tuple[list[bytes | None], list[bytes | None]]:
-        kept = [i for i, kind in enumerate(batch.kinds) if kind != UPDATE_BEFORE]
-        rows = batch.rows
-        key_rows = [self._key(rows[i]) for i in kept]
+        rows, kinds = batch.rows, batch.kinds
+        key_rows = [self._key(row) for row in rows]
         keys = self.key_encoder.encode(Batch([INSERT] * len(key_rows), key_rows))
-        live = [n for n, i in enumerate(kept) if batch.kinds[i] != DELETE]
-        value_rows = [self._value(rows[kept[n]]) for n in live]
+        live = [n for n, kind in enumerate(kinds) if kind != DELETE and kind != UPDATE_BEFORE]
+        value_rows = [self._value(rows[n]) for n in live]
         encoded = self.value_encoder.encode(Batch([INSERT] * len(value_rows), value_rows))
-        values: list[bytes | None] = [None] * len(kept)
+        values: list[bytes | None] = [None] * len(rows)
         for n, value in zip(live, encoded, strict=True):
             values[n] = value
         return keys, values
