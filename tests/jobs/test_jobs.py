@@ -46,12 +46,17 @@ def feed(case: jc.Case, broker: str, new_topic) -> dict[str, str]:
 
 
 def check(case: jc.Case, broker: str, sink_topic: str, sink: Sink) -> None:
-    """The sink topic against Flink: final table (upsert), or final multiset and, where
-    Flink's order is defined, the changelog (retract)."""
+    """The sink topic against Flink: the final table (upsert) and, where Flink's order is
+    defined, what each key was set to in order; or the final multiset and, where Flink's
+    order is defined, the changelog (retract)."""
     records = jc.read_records(broker, sink_topic)
     names, types = [f.name for f in sink.physical], list(sink.types)
     if case.upsert_sink:
         assert jc.upsert_table(records, names, types) == case.final
+        if case.ordered and "mini-batch.enabled' = 'true'" not in case.sql:
+            key = [names.index(k) for k in sink.primary_key]
+            ours = jc.without_rewritten_tombstones(jc.upsert_writes(records, names, types))
+            assert ours == jc.without_rewritten_tombstones(jc.flink_upsert_writes(case, key))
         return
     changelog = jc.retract_changelog(records, names, types)
     assert jc.multiset(changelog) == case.final
