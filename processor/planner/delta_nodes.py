@@ -38,6 +38,26 @@ class DeltaJoin(L.Join):
     def produces(self, inputs: list[Mode]) -> Mode:
         return frozenset({L.I, L.UA}) if self.eventual else super().produces(inputs)
 
+    def upsert_keys(self) -> tuple[Key, ...]:
+        """Better than Flink on purpose (docs/FLINK_COMPATIBILITY.md): a delta join runs
+        unshuffled and sees every change of a row in order, so a side's unique key survives
+        even when it does not hold the join keys. Flink drops such a key because its hash
+        exchange on the join keys may reorder one row's changes, and then needs a
+        SinkUpsertMaterializer in front of a sink keyed by it. EVENTUAL keeps Flink's rule."""
+        if self.eventual:
+            return super().upsert_keys()
+        left, right = self.inputs
+        offset = len(left.fields)
+        out: list[Key] = []
+        if self.input_spec(1) == "JoinKeyContainsUniqueKey" and self.join_type in ("INNER", "LEFT"):
+            out += left.keys
+        if self.input_spec(0) == "JoinKeyContainsUniqueKey" and self.join_type in (
+            "INNER",
+            "RIGHT",
+        ):
+            out += [tuple(c + offset for c in k) for k in right.keys]
+        return tuple(out)
+
 
 @dataclass(eq=False)
 class UnrewrittenJoin(L.Join):
