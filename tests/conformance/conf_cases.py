@@ -115,7 +115,7 @@ def all_cases() -> list[Case]:
     cases = []
     for template in TEMPLATES:
         for seed in range(template.seeds):
-            n_orders, n_customers = _sizes(seed)
+            n_orders, n_customers = (n * template.scale for n in _sizes(seed))
             histories = {}
             if "orders" in template.tables:
                 histories["orders"] = orders_history(seed, n_orders)

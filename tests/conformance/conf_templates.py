@@ -35,6 +35,7 @@ class Template:
     settings: dict[str, str] = field(default_factory=dict)
     sink_connector: str = "print"
     seeds: int = 9
+    scale: int = 1  # histories this many times longer than the default 8-40 / 5-18 events
 
 
 def T(name, category, select, sink, **kw) -> Template:  # noqa: N802 - a table constructor
@@ -300,8 +301,37 @@ MORE = [
       "SELECT tier, 't' FROM customers WHERE tier IS NOT NULL",
       ["k INT", "src CHAR(1)"], tables=BOTH, compare="final"),
 ]
+
+# Long histories (200-1,200 orders): state that grows, many retractions per key.
+_MINI_BATCH = {
+    "table.exec.mini-batch.enabled": "true",
+    "table.exec.mini-batch.allow-latency": "1 s",
+    "table.exec.mini-batch.size": "1000",
+}
+LONG = [
+    T("long_agg", "aggregate",
+      "SELECT cust, COUNT(*), SUM(amt), MAX(amt), LISTAGG(product), COUNT(DISTINCT note) FROM orders GROUP BY cust",
+      ["cust INT", "n BIGINT", "s DECIMAL(38, 2)", "m DECIMAL(10, 2)", "lp STRING", "dn BIGINT"],
+      scale=30, seeds=3),
+    T("long_join_left", "join",
+      "SELECT o.id, o.amt, c.name, c.tier FROM orders o LEFT JOIN customers c ON o.cust = c.cid",
+      ["id INT", "amt DECIMAL(10, 2)", "name STRING", "tier INT"],
+      tables=BOTH, compare="final", scale=30, seeds=3),
+    T("long_topn", "topn",
+      "SELECT * FROM (SELECT id, cust, amt, ROW_NUMBER() OVER (PARTITION BY cust ORDER BY amt DESC, id) AS rn "
+      "FROM orders) WHERE rn <= 3",
+      ["id INT", "cust INT", "amt DECIMAL(10, 2)", "rn BIGINT"], scale=30, seeds=3),
+    T("long_upsert_materialize", "sink",
+      "SELECT cust, product, COUNT(*) FROM orders WHERE product IS NOT NULL GROUP BY cust, product",
+      ["cust INT", "product STRING", "n BIGINT"], pk=("product",), settings=_NO_ON_CONFLICT,
+      scale=30, seeds=3),
+    T("agg_mini_batch", "aggregate",
+      "SELECT cust, COUNT(*), SUM(qty), MIN(amt) FROM orders GROUP BY cust",
+      ["cust INT", "n BIGINT", "sq INT", "ma DECIMAL(10, 2)"],
+      settings=_MINI_BATCH, compare="final", scale=10, seeds=3),
+]
 # fmt: on
 
 TEMPLATES: tuple[Template, ...] = tuple(
-    CALC + AGG + JOIN + UNION + RANK + WINDOW + SINKS + ERRORS + MORE
+    CALC + AGG + JOIN + UNION + RANK + WINDOW + SINKS + ERRORS + MORE + LONG
 )

@@ -76,6 +76,9 @@ class _Settings:
 _FLINK_DEFAULTS = {
     "table.optimizer.non-deterministic-update.strategy": "IGNORE",
     "table.exec.sink.require-on-conflict": "true",
+    "table.exec.mini-batch.enabled": "false",
+    "table.exec.mini-batch.allow-latency": "0 ms",
+    "table.exec.mini-batch.size": "-1",
 }
 
 
