@@ -42,8 +42,8 @@ class Case:
     def ordered(self) -> bool:
         """Whether Flink's changelog order is the one to match: a single source, no
         window aggregation (the groups of windows that fire at one watermark come out in
-        Flink's key-group order, which is unspecified) and no UNION ALL (Flink interleaves
-        its inputs record by record, deltaflow batch by batch). A case opts out with a
+        Flink's key-group order, which is unspecified) and no UNION ALL (the order in which
+        Flink interleaves its inputs differs from run to run; deltaflow's goes by batch). A case opts out with a
         ``-- compare: final`` line saying why."""
         text = self.sql.upper()
         if "-- COMPARE: FINAL" in text or len(self.sources) != 1:

@@ -11,7 +11,7 @@ events (``record_flink.py``) is the expected result:
   (an update pair is a delete and an insert record). Window aggregations are compared
   as multisets only: the groups of windows that fire at one watermark come out in
   Flink's key-group order, which is unspecified; so is UNION ALL, whose inputs Flink
-  interleaves record by record and deltaflow batch by batch.
+  interleaves differently from run to run (deltaflow batch by batch).
 
 With two sources only the final result is compared: Flink reads the two files and
 deltaflow polls the two topics in different interleavings, so intermediate changes
