@@ -10,13 +10,15 @@ runs; ``dump``/``load`` turn them into state values (lists, no dicts) and back.
 from __future__ import annotations
 
 from collections.abc import Callable
-from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, localcontext
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Context, Decimal, localcontext
 
 from deltaflow.formats.errors import PlanError
 from deltaflow.formats.types import APPROX_ROOTS, DECIMAL, INTEGER_ROOTS, DataType
 from deltaflow.processor.plan import AggCall
 
 _INT_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
+_WIDE = Context(prec=80, rounding=ROUND_HALF_UP)  # wide enough for any DECIMAL(38, s)
+_QUANTUM = [Decimal(1).scaleb(-s) for s in range(39)]
 
 
 def wrap_integer(value: int, dtype: DataType) -> int:
@@ -34,10 +36,9 @@ def cast_number(value: object, dtype: DataType) -> object:
         return None
     root = dtype.root
     if root == DECIMAL:
-        exp = Decimal(1).scaleb(-(dtype.scale or 0))
-        with localcontext() as c:
-            c.prec = 80
-            return Decimal(value).quantize(exp, rounding=ROUND_HALF_UP)  # type: ignore[arg-type]
+        if type(value) is not Decimal:
+            value = Decimal(value)  # type: ignore[arg-type]
+        return value.quantize(_QUANTUM[dtype.scale or 0], context=_WIDE)
     if root in INTEGER_ROOTS:
         if isinstance(value, Decimal):
             value = int(value.to_integral_value(rounding=ROUND_DOWN))
