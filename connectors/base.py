@@ -34,7 +34,8 @@ class TableSpec:
 
     ``metadata``: (column, key as written in SQL such as ``value.source.timestamp``,
     ``topic``, ``partition``, ``offset``, ``timestamp``, ``headers``, type), appended
-    after the physical columns in this order.
+    after the physical columns in this order. ``demanded``: for a source, the physical
+    columns the job reads (None: all); the others may come back as None.
     """
 
     name: str
@@ -42,6 +43,7 @@ class TableSpec:
     physical: list[tuple[str, DataType]]
     metadata: list[tuple[str, str, DataType]] = field(default_factory=list)
     primary_key: list[str] = field(default_factory=list)
+    demanded: frozenset[str] | None = None
 
     @property
     def column_names(self) -> list[str]:

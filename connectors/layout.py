@@ -138,6 +138,7 @@ def build_layout(spec: TableSpec, opts: TableOptions, *, upsert: bool = False) -
         meta_value,
         with_subject(fmt, opts.with_prefix(prefix), opts, "value"),
         on_error,
+        spec.demanded,
     )
     layout = Layout(
         fmt, value_spec, key_columns=key_idx, dead_letter_topic=opts.get("deadletter.topic")

@@ -97,7 +97,8 @@ class DebeziumJsonDecoder:
         self._meta = [metadata_reader(key, dtype) for key, dtype in spec.metadata]
         self._meta_keys = keys
         self._wants_schema = "schema" in keys
-        self._plain = Plan(self._columns, {}, keys, self.policy == "skip")
+        self._demanded = spec.demanded
+        self._plain = Plan(self._columns, {}, keys, self.policy == "skip", spec.demanded)
         self._plans: dict[bytes, Plan] = {}
         self._outer = outer_decoder() if self._include else None
 
@@ -234,7 +235,9 @@ class DebeziumJsonDecoder:
             }
             plan = self._plain
             if used:
-                plan = Plan(self._columns, used, self._meta_keys, self.policy == "skip")
+                plan = Plan(
+                    self._columns, used, self._meta_keys, self.policy == "skip", self._demanded
+                )
             if len(self._plans) >= _PLAN_CACHE:
                 self._plans.clear()
             self._plans[key] = plan

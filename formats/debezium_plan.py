@@ -78,15 +78,18 @@ def _has_decimal(dtype: DataType) -> bool:
     return any(t is not None and _has_decimal(t) for t in inner)
 
 
-def _reader(count: int, posts: dict[int, Converter]) -> Converter:
+def _reader(count: int, posts: dict[int, Converter], skipped: set[int]) -> Converter:
     """Reads a decoded row struct (fields ``c0``, ``c1``, ...) into a tuple.
 
     Compiled once per plan into one function with no loop, so the per-row cost is
-    attribute reads plus the converters of the columns in ``posts``.
+    attribute reads plus the converters of the columns in ``posts``; the columns in
+    ``skipped`` (not demanded) are None.
     """
     parts = []
     for i in range(count):
-        if i in posts:
+        if i in skipped:
+            parts.append("None")
+        elif i in posts:
             parts.append(f"None if (v{i} := o.c{i}) is None else p{i}(v{i})")
         else:
             parts.append(f"o.c{i}")
@@ -105,13 +108,19 @@ class Plan:
         logical: dict[str, Logical],
         meta_keys: list[str],
         null_bad_fields: bool,
+        demanded: frozenset[str] | None = None,
     ) -> None:
         self.columns = columns
         self.null_bad_fields = null_bad_fields
         self.convs = [column_converter(t, logical.get(n)) for n, t in columns]
+        self.skipped = {
+            i for i, (n, _) in enumerate(columns) if demanded is not None and n not in demanded
+        }
         fields: list[tuple[str, Any, None]] = []
         posts: dict[int, Converter] = {}
         for i, (name, dtype) in enumerate(columns):
+            if i in self.skipped:
+                continue  # not in the struct: msgspec skips the field without building it
             typed = None if name in logical else _fast_type(dtype)
             if typed is None or dtype.root == DECIMAL:
                 posts[i] = self.convs[i]
@@ -135,7 +144,7 @@ class Plan:
         exact = any(_has_decimal(t) for _, t in columns)
         self.fast = msgspec.json.Decoder(fast)
         self.slow = msgspec.json.Decoder(slow, float_hook=Decimal if exact else None)
-        self.read = _reader(len(columns), posts)
+        self.read = _reader(len(columns), posts, self.skipped)
 
     def checked(self, value: Any) -> tuple[Any, tuple | None, tuple | None, int]:
         """The checked path: the envelope, both images and how many fields became NULL."""
@@ -156,8 +165,8 @@ class Plan:
             raise Bad(f'the "{which}" field is not a JSON object but {show(image)}')
         out: list[Any] = []
         nulled = 0
-        for (name, dtype), conv in zip(self.columns, self.convs, strict=True):
-            v = image.get(name)
+        for i, ((name, dtype), conv) in enumerate(zip(self.columns, self.convs, strict=True)):
+            v = None if i in self.skipped else image.get(name)
             if v is None:
                 out.append(None)
                 continue

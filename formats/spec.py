@@ -18,13 +18,16 @@ class FormatSpec:
     ``physical``: columns in row order. ``metadata``: format metadata keys without the
     connector's ``value.`` prefix (``source.timestamp``), appended after the physical
     columns in this order. ``options``: the format's options, prefix stripped
-    (``schema-include``, not ``debezium-json.schema-include``).
+    (``schema-include``, not ``debezium-json.schema-include``). ``demanded``: the
+    physical columns the job reads (None: all); a decoder may leave the others None
+    without reading them, as Flink's projection pushdown leaves them out.
     """
 
     physical: list[tuple[str, DataType]]
     metadata: list[tuple[str, DataType]] = field(default_factory=list)
     options: dict[str, str] = field(default_factory=dict)
     on_error: str = "fail"
+    demanded: frozenset[str] | None = None
 
     @property
     def names(self) -> list[str]:

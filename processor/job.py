@@ -25,6 +25,7 @@ from deltaflow.formats.errors import ConnectorError, DeltaflowError, StateError
 from deltaflow.processor import crash, progress
 from deltaflow.processor.brokers import BrokerWatch, cluster_configs
 from deltaflow.processor.plan import JobPlan, LookupJoin, Node, Sink, TableSourceScan
+from deltaflow.processor.runtime.demand import demanded_columns
 from deltaflow.processor.settings import broker_timeout_s, checkpoint_interval_s
 from deltaflow.state.backend import StateBackend
 from deltaflow.state.checkpoint import Checkpointer
@@ -71,13 +72,14 @@ def scans_of(plan: JobPlan) -> list[TableSourceScan]:
     return [seen[k] for k in sorted(seen)]
 
 
-def source_spec(scan: TableSourceScan) -> TableSpec:
+def source_spec(scan: TableSourceScan, demanded: frozenset[str] | None = None) -> TableSpec:
     return TableSpec(
         name=scan.table,
         options=dict(scan.options),
         physical=[(f.name, f.type) for f in scan.physical],
         metadata=list(scan.metadata),
         primary_key=list(scan.primary_key),
+        demanded=demanded,
     )
 
 
@@ -162,8 +164,10 @@ class Job:
 
     def _open_sources(self, resume: dict) -> None:
         start = None if resume else self.options.start
+        demanded = demanded_columns(self.plan)
         for scan in self.scans:
-            source = create_source(source_spec(scan), bootstrap=self.options.bootstrap, start=start)
+            spec = source_spec(scan, demanded.get(scan.node_id))
+            source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
             self.sources[scan.node_id] = source
             source.open(resume.get(str(scan.node_id)))
             self.stats.events_in[scan.table] = 0

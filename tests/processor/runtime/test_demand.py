@@ -1,0 +1,64 @@
+"""Demanded columns of each source scan (projection pushdown into the decoders)."""
+
+from __future__ import annotations
+
+from deltaflow.processor.planner.api import plan_job
+from deltaflow.processor.runtime.demand import demanded_columns
+
+ORDERS = """
+CREATE TABLE orders (
+  order_id BIGINT, merchant_id BIGINT, item_id BIGINT, amount DECIMAL(10, 2),
+  status STRING, updated_at TIMESTAMP(3){extra},
+  PRIMARY KEY (order_id) NOT ENFORCED
+) WITH ('connector' = 'kafka', 'topic' = 'orders', 'properties.bootstrap.servers' = 'b:1',
+        'format' = 'debezium-json');
+CREATE TABLE items (
+  merchant_id BIGINT, item_id BIGINT, item_name STRING,
+  PRIMARY KEY (merchant_id, item_id) NOT ENFORCED
+) WITH ('connector' = 'kafka', 'topic' = 'items', 'properties.bootstrap.servers' = 'b:1',
+        'format' = 'debezium-json');
+CREATE TABLE out1 (k BIGINT, v BIGINT, PRIMARY KEY (k) NOT ENFORCED)
+WITH ('connector' = 'upsert-kafka', 'topic' = 'o', 'properties.bootstrap.servers' = 'b:1',
+      'key.format' = 'json', 'value.format' = 'json');
+"""
+
+
+def demanded(insert: str, extra: str = "") -> list:
+    plan = plan_job(ORDERS.format(extra=extra) + insert).plan
+    return sorted(demanded_columns(plan).values(), key=lambda d: sorted(d or ()))
+
+
+def test_filter_projection_demands_its_columns_and_the_key() -> None:
+    got = demanded(
+        "INSERT INTO out1 SELECT merchant_id, item_id FROM orders WHERE status = 'PAID';"
+    )
+    assert got == [frozenset({"merchant_id", "item_id", "status", "order_id"})]
+
+
+def test_group_by_demands_grouped_and_aggregated_columns() -> None:
+    got = demanded(
+        "INSERT INTO out1 SELECT merchant_id, SUM(item_id) FROM orders GROUP BY merchant_id;"
+    )
+    assert got == [frozenset({"merchant_id", "item_id", "order_id"})]
+
+
+def test_watermark_columns_are_demanded() -> None:
+    extra = ", WATERMARK FOR updated_at AS updated_at - INTERVAL '1' SECOND"
+    got = demanded("INSERT INTO out1 SELECT order_id, item_id FROM orders;", extra)
+    assert got == [frozenset({"order_id", "item_id", "updated_at"})]
+
+
+def test_every_column_demanded_means_none() -> None:
+    got = demanded(
+        "INSERT INTO out1 SELECT order_id, merchant_id + item_id + CAST(amount AS BIGINT) "
+        "+ CHAR_LENGTH(status) + EXTRACT(SECOND FROM updated_at) FROM orders;"
+    )
+    assert got == [None]
+
+
+def test_a_join_reads_whole_rows() -> None:
+    got = demanded(
+        "INSERT INTO out1 SELECT o.order_id, i.item_id FROM orders o "
+        "JOIN items i ON o.merchant_id = i.merchant_id AND o.item_id = i.item_id;"
+    )
+    assert got.count(None) == len(got)
