@@ -26,6 +26,7 @@ from deltaflow.formats.errors import StateError
 from deltaflow.state import undo as undo_log
 from deltaflow.state.indexed import IndexedTable
 from deltaflow.state.table import StateTable
+from deltaflow.state.values import TypedValues
 
 META_DB = b"__deltaflow__"
 FORMAT_KEY = "format"
@@ -63,12 +64,16 @@ class StateBackend:
 
     # -- tables ---------------------------------------------------------------
 
-    def table(self, name: str) -> StateTable:
-        """The named table (an LMDB sub-database), created on first use."""
+    def table(self, name: str, values: TypedValues | None = None) -> StateTable:
+        """The named table (an LMDB sub-database), created on first use.
+
+        ``values``: the codec of a table whose values all have one type (the first
+        caller's counts); without it values are encoded by their shape.
+        """
         table = self._tables.get(name)
         if table is None:
             _check_name(name)
-            table = StateTable(self, name, self.db(name.encode(), create=True))
+            table = StateTable(self, name, self.db(name.encode(), create=True), values)
             self._tables[name] = table
         return table
 

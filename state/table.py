@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from deltaflow.state.keys import EMPTY, decode_key, encode_key, prefix_end
-from deltaflow.state.values import decode_value, encode_value
+from deltaflow.state.values import TypedValues, decode_value, encode_value
 
 if TYPE_CHECKING:
     from deltaflow.state.backend import StateBackend
@@ -26,10 +26,14 @@ _MISSING = object()
 class StateTable:
     """A keyed table with write-back buffering; see the module docstring."""
 
-    def __init__(self, backend: StateBackend, name: str, db: object) -> None:
+    def __init__(
+        self, backend: StateBackend, name: str, db: object, values: TypedValues | None = None
+    ) -> None:
         self.name = name
         self._backend = backend
         self._db = db
+        self._encode = encode_value if values is None else values.encode
+        self._decode = decode_value if values is None else values.decode
         self._buffer: dict[bytes, object] = {}
         # The buffered keys in order, for scans: keys added since the last scan wait
         # in _unsorted and are merged in by the next scan (Timsort merges the two runs).
@@ -46,7 +50,7 @@ class StateTable:
         value = self._buffer.get(kb, _MISSING)
         if value is _MISSING:
             data = self._backend.read_txn().get(kb, db=self._db)
-            return None if data is None else decode_value(data)
+            return None if data is None else self._decode(data)
         return None if value is DELETED else value
 
     def get_many(self, keys: list[tuple]) -> list[object | None]:
@@ -61,11 +65,12 @@ class StateTable:
             cursor = self._backend.read_txn().cursor(db=self._db)
             stored = dict(cursor.getmulti(misses))
         out: list[object | None] = []
+        decode = self._decode
         for kb in encoded:
             value = buffer.get(kb, _MISSING)
             if value is _MISSING:
                 data = stored.get(kb)
-                out.append(None if data is None else decode_value(data))
+                out.append(None if data is None else decode(data))
             else:
                 out.append(None if value is DELETED else value)
         return out
@@ -92,7 +97,7 @@ class StateTable:
                     yield pending
                 pending = next(buffered, None)
             else:
-                yield kb, decode_value(data)
+                yield kb, self._decode(data)
         while pending is not None:
             if pending[1] is not DELETED:
                 yield pending
@@ -139,8 +144,9 @@ class StateTable:
 
     def pending(self) -> list[tuple[bytes, bytes | None]]:
         """The buffered writes, encoded and in key order (None = delete)."""
+        encode = self._encode
         return [
-            (kb, None if value is DELETED else encode_value(value))
+            (kb, None if value is DELETED else encode(value))
             for kb, value in sorted(self._buffer.items(), key=_first)
         ]
 

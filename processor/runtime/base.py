@@ -6,10 +6,23 @@ import datetime as dt
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from operator import itemgetter
 
 from deltaflow.formats.changelog import Batch
 from deltaflow.formats.errors import DeltaflowError
+from deltaflow.formats.types import (
+    APPROX_ROOTS,
+    BINARY_ROOTS,
+    BOOLEAN,
+    DATE,
+    DECIMAL,
+    INTEGER_ROOTS,
+    STRING_ROOTS,
+    TIME,
+    TIMESTAMP,
+    TIMESTAMP_LTZ,
+)
 from deltaflow.processor.exprs.compile import EvalContext
 from deltaflow.state.keys import EMPTY, encode_key
 
@@ -115,6 +128,29 @@ def row_freezer(types) -> Callable[[tuple], tuple] | None:
     if not any(_unhashable(t) for t in types):
         return None
     return lambda row: tuple(_freeze(v) for v in row)
+
+
+_SCALAR_SHAPES: dict[str, object] = {
+    **dict.fromkeys(INTEGER_ROOTS, int),
+    **dict.fromkeys(APPROX_ROOTS, float),
+    **dict.fromkeys(STRING_ROOTS, str),
+    **dict.fromkeys(BINARY_ROOTS, bytes),
+    BOOLEAN: bool,
+    DECIMAL: Decimal,
+    DATE: dt.date,
+    TIME: dt.time,
+    TIMESTAMP: dt.datetime,
+    TIMESTAMP_LTZ: dt.datetime,
+}
+
+
+def row_shape(types) -> object | None:
+    """The msgspec type of rows of ``types`` (every column nullable), for a typed state
+    codec; None when a column is nested (ARRAY, MAP, ROW) or of another type."""
+    shapes = [_SCALAR_SHAPES.get(t.root) for t in types]
+    if any(s is None for s in shapes):
+        return None
+    return tuple[tuple(s | None for s in shapes)]  # type: ignore[misc]
 
 
 def state_key(key: tuple) -> bytes:
