@@ -208,10 +208,13 @@ def _unix_timestamp(g: Gen, c: Call) -> str:
     return g.strict(c.operands, lambda *a: f"_unix_seconds(_tz, {', '.join(a)})")
 
 
+_LONG_MIN = -(2**63)
+
+
 def _unix_seconds(tz, text: str, pattern: str = lt.DEFAULT_FORMAT) -> int | None:  # type: ignore[no-untyped-def]
     local = lt.parse_pattern(text, pattern)
     if local is None:
-        return None
+        return _LONG_MIN  # Flink's value for a string its pattern does not parse
     return int(lt.from_local(local, tz).timestamp() // 1)
 
 

@@ -97,9 +97,8 @@ def trim_chars(value: str, chars: str, leading: bool, trailing: bool) -> str:
 
 
 def locate(needle: str, haystack: str, start: int = 1) -> int:
-    if start < 1:
-        return 0
-    return haystack.find(needle, start - 1) + 1
+    """1-based position of ``needle`` from ``start`` (Flink searches from 1 when ``start`` < 1)."""
+    return haystack.find(needle, max(start, 1) - 1) + 1
 
 
 def pad(value: str, length: int, filler: str, left: bool) -> str | None:
@@ -112,10 +111,14 @@ def pad(value: str, length: int, filler: str, left: bool) -> str | None:
     return fill + value if left else value + fill
 
 
+_WHITESPACE = re.compile(r"\s")
+
+
 def split_index(value: str, delimiter: str, index: int) -> str | None:
-    if index < 0 or not delimiter or not value:
+    """The ``index``-th (0-based) field; an empty delimiter splits at whitespace, as Flink."""
+    if index < 0 or not value:
         return None
-    parts = value.split(delimiter)
+    parts = value.split(delimiter) if delimiter else _WHITESPACE.split(value)
     return parts[index] if index < len(parts) else None
 
 
@@ -185,11 +188,13 @@ def concat_ws(sep: str, *parts: str | None) -> str:
     return sep.join(p for p in parts if p is not None)
 
 
+_MODE = re.compile(r"^\s*(lax|strict)\s+", re.IGNORECASE)
 _PATH_STEP = re.compile(r"\.(\w+)|\[(\d+)\]|\['([^']*)'\]")
 
 
 def json_value(text: str, path: str) -> str | None:
     """JSON_VALUE for ``$.a.b[0]`` paths: the scalar as a string, NULL when absent or not scalar."""
+    path = _MODE.sub("", path, count=1)  # 'lax $.a' and 'strict $.a' (errors give NULL)
     if not path.startswith("$"):
         return None
     try:

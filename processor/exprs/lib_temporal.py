@@ -258,13 +258,9 @@ def timestampdiff(unit: str, start, end) -> int:  # type: ignore[no-untyped-def]
     """Whole ``unit``s from ``start`` to ``end``, truncated toward zero (Calcite's rule)."""
     a, b = _as_datetime(start), _as_datetime(end)
     if unit in _MONTH_UNITS:
-        months = (b.year - a.year) * 12 + (b.month - a.month)
-        rest_a = (a.day, a.time())
-        rest_b = (b.day, b.time())
-        if months > 0 and rest_b < rest_a:
+        months = _subtract_months(b.date(), a.date())
+        if add_months(a.date(), months) == b.date() and b.time() < a.time():
             months -= 1
-        elif months < 0 and rest_b > rest_a:
-            months += 1
         return int(months / _MONTH_UNITS[unit])
     delta = b - a
     step = _FIXED_UNITS[unit]
@@ -272,12 +268,23 @@ def timestampdiff(unit: str, start, end) -> int:  # type: ignore[no-untyped-def]
     return q if delta >= dt.timedelta(0) else -q
 
 
+def _subtract_months(end: dt.date, start: dt.date) -> int:
+    """Flink's month difference: the most months ``m`` with ``start + m months <= end``, where
+    adding clamps to the month's last day (2024-01-31 to 2024-02-29 is one month)."""
+    if end < start:
+        return -_subtract_months(start, end)
+    months = (end - start).days // 31
+    while add_months(start, months) < end and add_months(start, months + 1) <= end:
+        months += 1
+    return months
+
+
 def extract(unit: str, value) -> int:  # type: ignore[no-untyped-def]
     if isinstance(value, dt.time):
         parts = {"HOUR": value.hour, "MINUTE": value.minute, "SECOND": value.second}
         if unit in parts:
             return parts[unit]
-        return _sub_second(unit, value.second, value.microsecond)
+        return _sub_second(unit, value.microsecond)
     if unit in ("YEAR", "MONTH", "DAY", "DAYOFMONTH"):
         return {"YEAR": value.year, "MONTH": value.month}.get(unit, value.day)
     if unit == "QUARTER":
@@ -297,11 +304,12 @@ def extract(unit: str, value) -> int:  # type: ignore[no-untyped-def]
     return extract(unit, value.time())
 
 
-def _sub_second(unit: str, second: int, micro: int) -> int:
+def _sub_second(unit: str, micro: int) -> int:
+    """Flink 2.3 gives the fraction of the second only: 13:45:30.123 has MILLISECOND 123."""
     if unit == "MILLISECOND":
-        return second * 1000 + micro // 1000
+        return micro // 1000
     if unit == "MICROSECOND":
-        return second * 1_000_000 + micro
+        return micro
     raise ValueError(unit)
 
 
