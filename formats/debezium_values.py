@@ -252,7 +252,11 @@ def _decimal(dtype: DataType) -> Converter:
             return variable_scale(v)
         raise _wrong(v, f"a DECIMAL({precision}, {scale})")
 
-    def convert(v: Any) -> Decimal | None:
+    # quantize under this context raises when the result needs more than `precision`
+    # digits (or the value is infinite): such values take the checked path
+    exact = Context(prec=precision, rounding=ROUND_HALF_UP, traps=[InvalidOperation])
+
+    def checked(v: Any) -> Decimal | None:
         d = number(v)
         if not d.is_finite():
             raise _wrong(v, f"a DECIMAL({precision}, {scale})")
@@ -262,6 +266,17 @@ def _decimal(dtype: DataType) -> Converter:
         if abs(out) >= limit:
             return None
         return out if out else abs(out)
+
+    def convert(v: Any) -> Decimal | None:
+        if type(v) is Decimal:
+            try:
+                out = v.quantize(quantum, context=exact)
+            except InvalidOperation:
+                return checked(v)
+            if out and out.is_finite():
+                return out
+            return checked(v)  # zero (its sign is dropped) or NaN
+        return checked(v)
 
     return convert
 
