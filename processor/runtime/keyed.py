@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch
 from deltaflow.processor.plan import ChangelogNormalize, Deduplicate, SinkUpsertMaterializer
-from deltaflow.processor.runtime.base import Operator, epoch_ms, key_getter, state_key
+from deltaflow.processor.runtime.base import Operator, epoch_ms, key_getter, row_shape, state_key
+from deltaflow.state.values import TypedValues
 
 
 def input_upsert_key(node) -> tuple[int, ...]:
@@ -146,11 +147,18 @@ class UpsertMaterializer:
     has one (an addition then replaces the matching row), else by the whole row."""
 
     def __init__(
-        self, node_id: int, key: tuple[int, ...], backend, upsert_key: tuple[int, ...] = ()
+        self,
+        node_id: int,
+        key: tuple[int, ...],
+        backend,
+        upsert_key: tuple[int, ...] = (),
+        types: list | None = None,
     ) -> None:
         self.key_of = key_getter(key)
         self.match_of = key_getter(upsert_key) if upsert_key else None
-        self.state = backend.table(f"{node_id}:SinkUpsertMaterializer:rows")
+        shape = None if types is None else row_shape(types)
+        values = None if shape is None else TypedValues(list[shape])  # type: ignore[valid-type]
+        self.state = backend.table(f"{node_id}:SinkUpsertMaterializer:rows", values)
 
     def _find(self, values: list[tuple], row: tuple) -> int:
         match = self.match_of
@@ -196,7 +204,9 @@ class UpsertMaterializer:
 
 class SinkUpsertMaterializerOperator(Operator):
     def __init__(self, node: SinkUpsertMaterializer, backend, ctx) -> None:
-        self.inner = UpsertMaterializer(node.node_id, node.key, backend, input_upsert_key(node))
+        self.inner = UpsertMaterializer(
+            node.node_id, node.key, backend, input_upsert_key(node), node.inputs[0].types
+        )
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         return self.inner.process(batch)

@@ -60,7 +60,7 @@ class SinkOperator(Operator):
             names = [f.name for f in (node.fields or node.physical)]
             key = tuple(names.index(c) for c in node.primary_key)
             self.materializer = UpsertMaterializer(
-                node.node_id, key, backend, input_upsert_key(node)
+                node.node_id, key, backend, input_upsert_key(node), node.inputs[0].types
             )
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
