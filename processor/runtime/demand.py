@@ -1,67 +1,96 @@
 """Demanded columns: which columns of each source scan the job reads (projection pushdown).
 
-A scan whose every consumer is a ``Calc`` needs only the columns those Calcs read
-in their projections and conditions, plus its primary key and the columns its
-watermark reads. Any other consumer (a join, an aggregate, ChangelogNormalize, a
-sink) may read a whole row, so it demands every column. The decoders leave the
-columns nobody demands as None without converting them, as Flink's projection
-pushdown leaves them out of the row.
+What a node needs of its input, by the kind of node:
+
+- a ``Calc``: the columns its projections and condition read;
+- a regular ``Join``: its keys, the columns its condition reads, and the columns
+  its own consumers need of its output (left columns, then right columns);
+- anything else (an aggregate, ChangelogNormalize, a sink, ...): every column,
+  since it may read or compare whole rows.
+
+A scan needs what its consumers need, plus its primary key and the columns its
+watermark reads. The decoders leave the other columns None without converting
+them, as Flink's projection pushdown leaves them out of the row. Operators that
+compare whole rows (a join's state) see None in the same places on every row.
 """
 
 from __future__ import annotations
 
 from deltaflow.processor.exprs.nodes import input_refs
-from deltaflow.processor.plan import Calc, JobPlan, Node, TableSourceScan
+from deltaflow.processor.plan import Calc, JobPlan, Join, Node, TableSourceScan
 
 
-def _consumers(plan: JobPlan) -> dict[int, list[Node]]:
-    """Scan node_id -> the distinct nodes that read it."""
-    out: dict[int, dict[int, Node]] = {}
-    seen: set[int] = set()
-    stack: list[Node] = list(plan.sinks)
-    while stack:
-        node = stack.pop()
-        if node.node_id in seen:
-            continue
-        seen.add(node.node_id)
-        for child in node.inputs:
-            if isinstance(child, TableSourceScan):
-                out.setdefault(child.node_id, {})[node.node_id] = node
-            stack.append(child)
-    return {scan: list(nodes.values()) for scan, nodes in out.items()}
+class _Demand:
+    def __init__(self, plan: JobPlan) -> None:
+        self.consumers: dict[int, dict[int, Node]] = {}
+        self.nodes: dict[int, Node] = {}
+        self.memo: dict[int, set[int] | None] = {}
+        stack: list[Node] = list(plan.sinks)
+        while stack:
+            node = stack.pop()
+            if node.node_id in self.nodes:
+                continue
+            self.nodes[node.node_id] = node
+            for child in node.inputs:
+                self.consumers.setdefault(child.node_id, {})[node.node_id] = node
+                stack.append(child)
 
+    def of(self, node: Node) -> set[int] | None:
+        """Output columns of ``node`` that its consumers read (None: all)."""
+        if node.node_id not in self.memo:
+            self.memo[node.node_id] = None  # a cycle (none are planned) reads all
+            used: set[int] | None = set()
+            for consumer in self.consumers.get(node.node_id, {}).values():
+                read = self._read(consumer, node)
+                if read is None:
+                    used = None
+                    break
+                used |= read
+            self.memo[node.node_id] = used
+        return self.memo[node.node_id]
 
-def _read_by(node: Node) -> set[int] | None:
-    """Column indexes of its input a consumer reads; None for all."""
-    if not isinstance(node, Calc) or len(node.inputs) != 1:
+    def _read(self, consumer: Node, child: Node) -> set[int] | None:
+        """Columns of ``child`` that ``consumer`` reads; None for all."""
+        if isinstance(consumer, Calc) and len(consumer.inputs) == 1:
+            used: set[int] = set()
+            for expr in consumer.projection:
+                used |= input_refs(expr)
+            if consumer.condition is not None:
+                used |= input_refs(consumer.condition)
+            return used
+        if type(consumer) is Join and consumer.inputs[0] is not consumer.inputs[1]:
+            return self._join_reads(consumer, consumer.inputs[0] is child)
         return None
-    used: set[int] = set()
-    for expr in node.projection:
-        used |= input_refs(expr)
-    if node.condition is not None:
-        used |= input_refs(node.condition)
-    return used
+
+    def _join_reads(self, join: Join, left: bool) -> set[int] | None:
+        out = self.of(join)
+        if out is None:
+            return None
+        width = len(join.inputs[0].fields)
+        if join.condition is not None:
+            out = out | input_refs(join.condition)
+        if left:
+            return {i for i in out if i < width} | set(join.left_keys)
+        return {i - width for i in out if i >= width} | set(join.right_keys)
 
 
 def demanded_columns(plan: JobPlan) -> dict[int, frozenset[str] | None]:
     """Scan node_id -> names of the physical columns its consumers read (None: all)."""
+    demand = _Demand(plan)
     out: dict[int, frozenset[str] | None] = {}
-    for scan_id, consumers in _consumers(plan).items():
-        scan = next(c for c in consumers[0].inputs if c.node_id == scan_id)
-        assert isinstance(scan, TableSourceScan)
-        used: set[int] = set()
-        for consumer in consumers:
-            read = _read_by(consumer)
-            if read is None:
-                used = set(range(len(scan.fields)))
-                break
-            used |= read
-        if scan.watermark is not None:
-            used |= input_refs(scan.watermark.expr)
-            if scan.watermark.rowtime >= 0:
-                used.add(scan.watermark.rowtime)
-        names = {scan.fields[i].name for i in used if i < len(scan.fields)}
-        names |= set(scan.primary_key)
-        physical = {f.name for f in scan.physical}
-        out[scan_id] = None if physical <= names else frozenset(names & physical)
+    for node in demand.nodes.values():
+        if not isinstance(node, TableSourceScan):
+            continue
+        used = demand.of(node)
+        if used is None:
+            out[node.node_id] = None
+            continue
+        if node.watermark is not None:
+            used = used | input_refs(node.watermark.expr)
+            if node.watermark.rowtime >= 0:
+                used.add(node.watermark.rowtime)
+        names = {node.fields[i].name for i in used if i < len(node.fields)}
+        names |= set(node.primary_key)
+        physical = {f.name for f in node.physical}
+        out[node.node_id] = None if physical <= names else frozenset(names & physical)
     return out

@@ -56,9 +56,31 @@ def test_every_column_demanded_means_none() -> None:
     assert got == [None]
 
 
-def test_a_join_reads_whole_rows() -> None:
+def test_a_join_demands_its_keys_and_what_is_read_above_it() -> None:
     got = demanded(
         "INSERT INTO out1 SELECT o.order_id, i.item_id FROM orders o "
         "JOIN items i ON o.merchant_id = i.merchant_id AND o.item_id = i.item_id;"
     )
-    assert got.count(None) == len(got)
+    assert got == [
+        frozenset({"merchant_id", "item_id"}),  # items: the keys (also its primary key)
+        frozenset({"order_id", "merchant_id", "item_id"}),
+    ]
+
+
+def test_a_join_condition_demands_its_columns() -> None:
+    got = demanded(
+        "INSERT INTO out1 SELECT o.order_id, o.item_id FROM orders o LEFT JOIN items i "
+        "ON o.merchant_id = i.merchant_id AND o.item_id = i.item_id AND i.item_name <> o.status;"
+    )
+    assert got == [
+        None,  # items: the keys and item_name are all its columns
+        frozenset({"order_id", "merchant_id", "item_id", "status"}),
+    ]
+
+
+def test_an_aggregate_reads_whole_rows() -> None:
+    got = demanded(
+        "INSERT INTO out1 SELECT order_id, COUNT(*) FROM "
+        "(SELECT DISTINCT * FROM orders) GROUP BY order_id;"
+    )
+    assert got == [None]
