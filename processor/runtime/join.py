@@ -40,10 +40,17 @@ _OUTER = {
 }
 
 
+# Join keys whose decoded entries a side keeps between batches; past it the cache
+# starts over (the state table stays the truth: only this operator writes it).
+CACHED_KEYS = 200_000
+
+
 class _Side:
     """One input's rows by join key: key -> {row: [copies, matches, row]}.
 
-    Rows with ARRAY/MAP columns are entered under a hashable copy (``freeze``).
+    Rows with ARRAY/MAP columns are entered under a hashable copy (``freeze``). The
+    entries of recently used keys stay decoded in ``cache``, so a key changed in
+    batch after batch is read and rebuilt from state once.
     """
 
     def __init__(self, table, types: list, outer: bool) -> None:
@@ -52,6 +59,7 @@ class _Side:
         self.outer = outer
         self.freeze = row_freezer(types)
         self.loaded: dict[tuple, dict[tuple, list]] = {}
+        self.cache: dict[tuple, dict[tuple, list]] = {}
         self.dirty: set[tuple] = set()
 
     def entry_key(self, row: tuple) -> tuple:
@@ -59,16 +67,23 @@ class _Side:
 
     def load(self, encoded: dict[tuple, bytes]) -> None:
         """Reads the entries of the batch's join keys (``encoded``: key -> its state key)."""
-        keys = list(encoded)
-        freeze = self.freeze
-        stored = self.table.get_many_encoded(list(encoded.values()))
-        for key, raw in zip(keys, stored, strict=True):
-            if raw is None:
-                self.loaded[key] = {}
-            elif freeze is None:
-                self.loaded[key] = {r: [n, m, r] for r, n, m in raw}
-            else:
-                self.loaded[key] = {freeze(r): [n, m, r] for r, n, m in raw}
+        cache, loaded = self.cache, self.loaded
+        missing = [key for key in encoded if key not in cache]
+        if len(cache) + len(missing) > CACHED_KEYS:
+            cache.clear()
+            missing = list(encoded)
+        if missing:
+            freeze = self.freeze
+            stored = self.table.get_many_encoded([encoded[key] for key in missing])
+            for key, raw in zip(missing, stored, strict=True):
+                if raw is None:
+                    cache[key] = {}
+                elif freeze is None:
+                    cache[key] = {r: [n, m, r] for r, n, m in raw}
+                else:
+                    cache[key] = {freeze(r): [n, m, r] for r, n, m in raw}
+        for key in encoded:
+            loaded[key] = cache[key]
 
     def store(self, encoded: dict[tuple, bytes]) -> None:
         for key in self.dirty:
