@@ -245,6 +245,27 @@ class Sink(Node):
     upsert_materialize: bool = False
 
 
+@dataclass(frozen=True, kw_only=True)
+class ToChangelog(Node):
+    """TO_CHANGELOG: each input change as an insert of (op code, *row).
+
+    ``codes[kind]`` is the code written for RowKind ``kind``; None drops such changes.
+    """
+
+    codes: tuple[str | None, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class FromChangelog(Node):
+    """FROM_CHANGELOG: an insert-only input whose column ``op_index`` names each row's change.
+
+    ``kinds`` maps each op code to its RowKind; the output row leaves the op column out.
+    """
+
+    op_index: int
+    kinds: tuple[tuple[str, int], ...]
+
+
 @dataclass(frozen=True)
 class JobPlan:
     """Every INSERT of a job (a statement set): one sink each, sharing source scans by node_id."""
@@ -253,3 +274,15 @@ class JobPlan:
     settings: dict[str, str] = field(default_factory=dict)
     functions: dict[str, str] = field(default_factory=dict)  # name -> 'module.attr'
     fingerprint: str = ""  # hash of the plan; state written by another plan is refused
+
+
+@dataclass(frozen=True, kw_only=True)
+class Correlate(Node):
+    """``LATERAL TABLE(function(operands))``: each input row followed by each row the Python
+    table function ``target`` yields for it; LEFT keeps a row it yields nothing for, with NULLs.
+    Output: input columns, then the function's declared columns."""
+
+    function: str
+    target: str  # 'module.attr'
+    operands: tuple[Expr, ...]
+    join_type: str  # INNER, LEFT

@@ -14,6 +14,7 @@ from deltaflow.processor.plan import Field, WindowSpec
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
 from deltaflow.processor.planner.catalog import Catalog, Table
+from deltaflow.processor.planner.correlate import bind_lateral
 from deltaflow.processor.planner.scan import ScanCache, bind_scan
 from deltaflow.processor.planner.windows import window_relation
 from deltaflow.processor.sql.errors import position
@@ -119,6 +120,8 @@ class FromBinder:
         return window_relation(self, call, node)
 
     def join(self, left: Rel, join: exp.Join) -> Rel:
+        if isinstance(join.this, exp.Lateral):
+            return bind_lateral(self, left, join)
         table = join.this
         version = table.args.get("version") if isinstance(table, exp.Table) else None
         right = self.relation(table)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, Literal, UdfCall
 from deltaflow.processor.plan import AggCall
 from deltaflow.processor.planner import logical as L
+from deltaflow.processor.planner.correlate import Correlate, describe_correlate
 from deltaflow.processor.planner.delta_nodes import DeltaAggregate, DeltaJoin, UnrewrittenJoin
 
 _KINDS = ("I", "UB", "UA", "D")
@@ -168,6 +169,7 @@ _DESCRIBE: dict[type, Callable] = {
     L.DropUpdateBefore: lambda n: "DropUpdateBefore",
     DeltaJoin: _delta_join,
     DeltaAggregate: _delta_aggregate,
+    Correlate: lambda n: describe_correlate(n, render),
     UnrewrittenJoin: lambda n: f"{_join(n)[:-1]}, deltaJoin=[not rewritten: {n.reason}])",
 }
 

@@ -28,6 +28,7 @@ from deltaflow.processor.runtime.base import (
     RuntimeContext,
     epoch_ms,
 )
+from deltaflow.processor.runtime.correlate import CorrelateOperator
 from deltaflow.processor.runtime.delta_agg import DeltaAggOperator
 from deltaflow.processor.runtime.delta_join import DeltaJoinOperator
 from deltaflow.processor.runtime.group_agg import GroupAggOperator
@@ -62,6 +63,7 @@ _BUILDERS = {
     p.WindowAggregate: WindowAggOperator,
     p.Sink: SinkOperator,
     p.LookupJoin: LookupJoinOperator,
+    p.Correlate: CorrelateOperator,
 }
 
 
