@@ -76,6 +76,10 @@ def make_encoder(name: str, spec: FormatSpec) -> JsonEncoder:
 # decoder and encoder
 
 
+def _undemanded(value: object) -> None:
+    return None
+
+
 class JsonDecoder(RecordDecoder):
     """Decodes JSON objects into +I rows of the physical columns."""
 
@@ -97,7 +101,11 @@ class JsonDecoder(RecordDecoder):
         iso = _iso(spec)
         self._convs = [jc.decoder_for(t, iso, self.fail_on_missing) for _, t in self.columns]
         guards = [jc.INT_RANGES.get(t.root) or jc.fast_type(t) for _, t in self.columns]
-        self._row = compile_rows(spec.names, self._convs, guards, strict=self.fail_on_missing)
+        convs = list(self._convs)
+        for i, (name, _) in enumerate(self.columns):
+            if spec.demanded is not None and name not in spec.demanded:
+                convs[i], guards[i] = _undemanded, None  # not converted: None, as unread
+        self._row = compile_rows(spec.names, convs, guards, strict=self.fail_on_missing)
 
     def decode(self, raw: RawBatch) -> Batch:
         rows: list[tuple] = []
