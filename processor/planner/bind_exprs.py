@@ -24,10 +24,10 @@ from deltaflow.formats.types import (
     TypeParseError,
     parse_type,
 )
-from deltaflow.processor.exprs.coercion import INTERVAL_DAY_TIME, INTERVAL_YEAR_MONTH
 from deltaflow.processor.exprs.functions import infer_call, literal, make_cast
 from deltaflow.processor.exprs.nodes import Expr, InputRef, Literal
 from deltaflow.processor.planner.bind_functions import BARE_FUNCTIONS, bind_function
+from deltaflow.processor.planner.bind_intervals import interval_literal
 from deltaflow.processor.sql.errors import closest, position
 
 _BINARY = {
@@ -36,14 +36,6 @@ _BINARY = {
     exp.And: "AND", exp.Or: "OR", exp.DPipe: "||",
     exp.NullSafeEQ: "IS NOT DISTINCT FROM", exp.NullSafeNEQ: "IS DISTINCT FROM",
 }  # fmt: skip
-_UNIT_MS = {
-    "SECOND": 1000,
-    "MINUTE": 60_000,
-    "HOUR": 3_600_000,
-    "DAY": 86_400_000,
-    "MILLISECOND": 1,
-}
-_UNIT_MONTHS = {"MONTH": 1, "YEAR": 12}
 
 
 @dataclass(frozen=True)
@@ -112,7 +104,7 @@ def _bind(node: exp.Expr, scope: Scope) -> Expr:  # noqa: C901 - a dispatch over
         value = bytes.fromhex(str(node.this))
         return literal(value, DataType("BINARY", length=max(len(value), 1)))
     if isinstance(node, exp.Interval):
-        return _interval(node)
+        return interval_literal(node)
     op = _BINARY.get(type(node))
     if op is not None:
         return infer_call(op, [_bind(node.this, scope), _bind(node.expression, scope)])
@@ -170,24 +162,6 @@ def _typed_literal(node: exp.Expr) -> Expr:
         return literal(value, DataType("DECIMAL", precision=max(digits, scale), scale=scale))
     value_int = int(text)
     return literal(value_int, DataType(INT if -(2**31) <= value_int < 2**31 else BIGINT))
-
-
-def _interval(node: exp.Interval) -> Expr:
-    unit = (node.unit.name if node.unit else "SECOND").upper().rstrip("S")
-    try:
-        amount = float(str(node.this.this))
-    except ValueError:
-        raise SqlError(
-            f"cannot read the interval {node.sql()!r}; write a quoted number and a unit, such as "
-            "INTERVAL '10' SECOND", *position(node)) from None  # fmt: skip
-    if unit in _UNIT_MONTHS:
-        return literal(int(amount * _UNIT_MONTHS[unit]), DataType(INTERVAL_YEAR_MONTH))
-    if unit not in _UNIT_MS:
-        raise SqlError(
-            f"unsupported interval unit {unit!r}; use SECOND, MINUTE, HOUR, DAY, MONTH or YEAR",
-            *position(node),
-        )
-    return literal(int(amount * _UNIT_MS[unit]), DataType(INTERVAL_DAY_TIME))
 
 
 _FLINK_TYPE_NAMES = {"TEXT": "STRING", "TIMESTAMPLTZ": "TIMESTAMP_LTZ"}

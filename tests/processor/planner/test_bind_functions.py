@@ -171,3 +171,14 @@ def test_typed_timestamp_literal_has_the_precision_it_is_written_with() -> None:
 def test_numeric_to_timestamp_ltz_cast_names_the_function_to_use() -> None:
     with pytest.raises(SqlError, match="TO_TIMESTAMP_LTZ"):
         bound("CAST(b AS TIMESTAMP_LTZ(0))")
+
+
+def test_interval_spans_count_months_or_milliseconds_and_bad_ones_name_the_literal() -> None:
+    assert bound("INTERVAL '1-2' YEAR TO MONTH").value == 14  # type: ignore[attr-defined]
+    day_to_second = bound("INTERVAL '-1 02:30:15.5' DAY TO SECOND")
+    assert day_to_second.value == -(86_400_000 + 2 * 3_600_000 + 30 * 60_000 + 15_500)  # type: ignore[attr-defined]
+    assert bound("INTERVAL '100' DAY(3)").value == 100 * 86_400_000  # type: ignore[attr-defined]
+    with pytest.raises(SqlError, match="cannot read the interval"):
+        bound("INTERVAL '1 02' DAY TO SECOND")
+    with pytest.raises(SqlError, match="unsupported interval unit"):
+        bound("INTERVAL '1' MONTH TO DAY")
