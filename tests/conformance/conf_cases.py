@@ -14,23 +14,31 @@ from pathlib import Path
 from conf_histories import (
     CUSTOMERS_DDL_COLUMNS,
     ORDERS_DDL_COLUMNS,
+    PAYMENTS_DDL_COLUMNS,
     Event,
     customers_history,
     event_line,
     orders_history,
+    payments_history,
     write_history,
 )
 from conf_templates import TEMPLATES, Template
 
-# Flink session settings for every case. The watermark interval is an hour so that, as in
-# deltaflow for files under one poll batch, watermarks reach a window only at end of input.
+# Flink session settings for every case. Flink's WatermarkAssigner emits a watermark every
+# interval of wall-clock time, and also whenever event time has moved on by more than the
+# interval; with ten years neither happens, so, as in deltaflow for files under one poll
+# batch, watermarks reach a window only at the end of the input.
 FLINK_SETTINGS = {
     "parallelism.default": "1",
     "table.local-time-zone": "UTC",
-    "pipeline.auto-watermark-interval": "1 h",
+    "pipeline.auto-watermark-interval": "3650 d",
 }
 WATERMARK = "WATERMARK FOR ts AS ts - INTERVAL '1' SECOND"
-_COLUMNS = {"orders": ORDERS_DDL_COLUMNS, "customers": CUSTOMERS_DDL_COLUMNS}
+_COLUMNS = {
+    "orders": ORDERS_DDL_COLUMNS,
+    "customers": CUSTOMERS_DDL_COLUMNS,
+    "payments": PAYMENTS_DDL_COLUMNS,
+}
 
 
 @dataclass
@@ -51,6 +59,8 @@ class Case:
             columns = list(_COLUMNS[table])
             if table == "orders" and self.template.watermark:
                 columns.append(WATERMARK)
+            if table == "payments" and self.template.watermark:
+                columns.append("WATERMARK FOR paid_at AS paid_at - INTERVAL '1' SECOND")
             path = f"{self.id}/{table}.json"
             out.append(
                 f"CREATE TABLE {table} ({', '.join(columns)}) WITH ('connector' = 'filesystem', "
@@ -119,6 +129,8 @@ def all_cases() -> list[Case]:
             histories = {}
             if "orders" in template.tables:
                 histories["orders"] = orders_history(seed, n_orders)
+            if "payments" in template.tables:
+                histories["payments"] = payments_history(seed, n_customers * 2)
             if "customers" in template.tables:
                 histories["customers"] = customers_history(seed, n_customers)
             cases.append(Case(f"c{len(cases) + 1:04d}", template, seed, histories))

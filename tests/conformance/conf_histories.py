@@ -21,6 +21,9 @@ ORDERS_DDL_COLUMNS = (
     "ts TIMESTAMP(3)", "note STRING",
 )  # fmt: skip
 CUSTOMERS_DDL_COLUMNS = ("cid INT", "name STRING", "region STRING", "tier INT", "credit DOUBLE")
+PAYMENTS_DDL_COLUMNS = (
+    "pid INT", "oid INT", "paid_at TIMESTAMP_LTZ(3)", "channel STRING", "fee DOUBLE", "pay_day DATE",
+)  # fmt: skip
 
 PRODUCTS = ("apple", "pear", "fig", "kiwi", "plum")
 NOTES = ("rush", "gift wrap", " spaced ", "Ünïcode", "")
@@ -142,6 +145,33 @@ def customers_history(seed: int, n: int) -> list[Event]:
     return _run(table, n)
 
 
+def payments_history(seed: int, n: int) -> list[Event]:
+    rng = random.Random(f"payments-{seed}")
+    clock = [0]
+
+    def make(ident: int) -> dict:
+        clock[0] += rng.randrange(0, 3_000_000)  # ms: payments span a few hours and days
+        paid = BASE_TS.replace(tzinfo=dt.UTC) + dt.timedelta(milliseconds=clock[0])
+        return {
+            "pid": ident,
+            "oid": _maybe_null(rng, rng.randint(1, 12)),
+            "paid_at": paid,
+            "channel": _maybe_null(rng, rng.choice(("card", "cash", "voucher"))),
+            "fee": _maybe_null(rng, rng.randrange(0, 40) / 8),
+            "pay_day": _maybe_null(
+                rng, dt.date(2024, 1, 1) + dt.timedelta(days=rng.randint(0, 40))
+            ),
+        }
+
+    def change(row: dict) -> dict:
+        fresh = make(row["pid"])
+        for name in rng.sample(("oid", "channel", "fee", "pay_day"), rng.randint(1, 2)):
+            row[name] = fresh[name]
+        return row
+
+    return _run(_Table(rng, "pid", make, change), n)
+
+
 def _run(table: _Table, n: int) -> list[Event]:
     return [table.step() for _ in range(n)]
 
@@ -152,9 +182,12 @@ def _run(table: _Table, n: int) -> list[Event]:
 def _json_value(value):
     if isinstance(value, Decimal):
         return float(value)  # repr of a 2-digit float is the exact decimal text
-    if isinstance(value, dt.datetime):
+    if isinstance(value, dt.datetime):  # Flink's SQL timestamp format; TIMESTAMP_LTZ ends in Z
         text = value.strftime("%Y-%m-%d %H:%M:%S")
-        return text + (f".{value.microsecond // 1000:03d}" if value.microsecond else "")
+        text += f".{value.microsecond // 1000:03d}" if value.microsecond else ""
+        return text + ("Z" if value.tzinfo is not None else "")
+    if isinstance(value, dt.date):
+        return value.isoformat()
     return value
 
 

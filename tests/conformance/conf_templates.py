@@ -330,8 +330,34 @@ LONG = [
       ["cust INT", "n BIGINT", "sq INT", "ma DECIMAL(10, 2)"],
       settings=_MINI_BATCH, compare="final", scale=10, seeds=3),
 ]
+
+# A third table with TIMESTAMP_LTZ, DATE and DOUBLE columns.
+PAY, ORDERS_PAY = ("payments",), ("orders", "payments")
+LTZ = [
+    T("ltz_calc", "calc",
+      "SELECT pid, CAST(paid_at AS STRING), EXTRACT(HOUR FROM paid_at), DATE_FORMAT(paid_at, 'yyyy-MM-dd HH:mm'), "
+      "CAST(paid_at AS TIMESTAMP(3)), pay_day + INTERVAL '1' DAY, CAST(pay_day AS STRING), fee * 2 FROM payments",
+      ["pid INT", "s STRING", "h BIGINT", "f STRING", "t TIMESTAMP(3)", "d DATE", "ds STRING", "fee DOUBLE"],
+      tables=PAY, seeds=6),
+    T("ltz_agg_by_day", "aggregate",
+      "SELECT pay_day, COUNT(*), SUM(fee), MIN(paid_at), MAX(channel) FROM payments GROUP BY pay_day",
+      ["pay_day DATE", "n BIGINT", "s DOUBLE", "mp TIMESTAMP_LTZ(3)", "mm STRING"], tables=PAY, seeds=6),
+    T("ltz_window", "window",
+      "SELECT window_start, window_end, window_time, channel, COUNT(*), AVG(fee) FROM TABLE(TUMBLE(TABLE payments, "
+      "DESCRIPTOR(paid_at), INTERVAL '1' HOUR)) GROUP BY window_start, window_end, window_time, channel",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "wt TIMESTAMP_LTZ(3)", "channel STRING", "n BIGINT", "a DOUBLE"],
+      tables=PAY, watermark=True, compare="final", seeds=6),
+    T("ltz_join", "join",
+      "SELECT o.id, p.pid, p.paid_at, o.amt FROM orders o JOIN payments p ON o.id = p.oid",
+      ["id INT", "pid INT", "paid_at TIMESTAMP_LTZ(3)", "amt DECIMAL(10, 2)"],
+      tables=ORDERS_PAY, compare="final", seeds=6),
+    T("ltz_topn_last_payment", "topn",
+      "SELECT oid, pid, paid_at FROM (SELECT oid, pid, paid_at, ROW_NUMBER() OVER (PARTITION BY oid "
+      "ORDER BY paid_at DESC) AS rn FROM payments) WHERE rn = 1",
+      ["oid INT", "pid INT", "paid_at TIMESTAMP_LTZ(3)"], tables=PAY, seeds=6),
+]
 # fmt: on
 
 TEMPLATES: tuple[Template, ...] = tuple(
-    CALC + AGG + JOIN + UNION + RANK + WINDOW + SINKS + ERRORS + MORE + LONG
+    CALC + AGG + JOIN + UNION + RANK + WINDOW + SINKS + ERRORS + MORE + LONG + LTZ
 )
