@@ -14,9 +14,11 @@ from deltaflow.processor.plan import Field, WindowSpec
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
 from deltaflow.processor.planner.catalog import Catalog, Table
+from deltaflow.processor.planner.changelog_ptf import changelog_relation
 from deltaflow.processor.planner.correlate import bind_lateral
 from deltaflow.processor.planner.scan import ScanCache, bind_scan
 from deltaflow.processor.planner.windows import window_relation
+from deltaflow.processor.sql.dialect import CHANGELOG_PTFS
 from deltaflow.processor.sql.errors import position
 
 
@@ -93,6 +95,8 @@ class FromBinder:
         if isinstance(node, exp.Subquery):
             return self.queries.query(node.this).requalified(alias)
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous):
+            if str(node.this.this).upper() in CHANGELOG_PTFS:
+                return changelog_relation(self, node.this, node).requalified(alias)
             return self.window_tvf(node.this, node).requalified(alias)
         if isinstance(node, exp.Table) and node.name in self.queries.ctes and not node.db:
             return self.queries.query(self.queries.ctes[node.name]).requalified(alias or node.name)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, Literal, UdfCall
 from deltaflow.processor.plan import AggCall
 from deltaflow.processor.planner import logical as L
+from deltaflow.processor.planner.changelog_ptf import ChangelogFunction, describe_changelog_function
 from deltaflow.processor.planner.correlate import Correlate, describe_correlate
 from deltaflow.processor.planner.delta_nodes import DeltaAggregate, DeltaJoin, UnrewrittenJoin
 
@@ -169,6 +170,7 @@ _DESCRIBE: dict[type, Callable] = {
     L.DropUpdateBefore: lambda n: "DropUpdateBefore",
     DeltaJoin: _delta_join,
     DeltaAggregate: _delta_aggregate,
+    ChangelogFunction: describe_changelog_function,
     Correlate: lambda n: describe_correlate(n, render),
     UnrewrittenJoin: lambda n: f"{_join(n)[:-1]}, deltaJoin=[not rewritten: {n.reason}])",
 }

@@ -12,6 +12,7 @@ from typing import Any
 
 from deltaflow.processor import plan as P
 from deltaflow.processor.planner import logical as L
+from deltaflow.processor.planner.changelog_ptf import ChangelogFunction, build_changelog_function
 from deltaflow.processor.planner.correlate import Correlate, build_correlate
 from deltaflow.processor.planner.delta_nodes import (
     DeltaAggregate,
@@ -139,4 +140,5 @@ _BUILD: dict[type, Callable[[Any, dict[str, Any]], P.Node]] = {
     UnrewrittenJoin: _join,
     DeltaAggregate: build_delta_aggregate,
     Correlate: build_correlate,
+    ChangelogFunction: build_changelog_function,
 }

@@ -14,12 +14,13 @@ from sqlglot.tokens import TokenType
 
 WINDOW_TVFS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
 UNIT_CALLS = ("TIMESTAMPDIFF", "TIMESTAMPADD")
+CHANGELOG_PTFS = ("TO_CHANGELOG", "FROM_CHANGELOG")  # Flink 2.3 built-in PTFs, same argument shape
 
 
 def _parse_window_tvf(self: Flink.Parser, name: str) -> exp.Expr:
     args: list[exp.Expr] = []
     while True:
-        arg = _window_tvf_arg(self)
+        arg = _window_tvf_arg(self, name)
         if arg is None:
             break
         args.append(arg)
@@ -28,22 +29,29 @@ def _parse_window_tvf(self: Flink.Parser, name: str) -> exp.Expr:
     return exp.Anonymous(this=name, expressions=args)
 
 
-def _window_tvf_arg(self: Flink.Parser) -> exp.Expr | None:
+def _window_tvf_arg(self: Flink.Parser, name: str) -> exp.Expr | None:
     named = None
     if self._curr and self._next and self._next.token_type == TokenType.FARROW:
         named = self._curr.text.upper()
         self._advance(2)
     if self._match(TokenType.TABLE):
         value: exp.Expr | None = self._parse_table_parts()
-        if self._match_text_seq("PARTITION", "BY"):
-            self.raise_error(
-                "PARTITION BY in a window function (SESSION windows) is not supported yet"
-            )
+        if self._match(TokenType.PARTITION_BY) or self._match_text_seq("PARTITION", "BY"):
+            self.raise_error(_partition_by_error(name))
     else:
         value = self._parse_lambda()
     if value is None or named is None:
         return value
     return exp.Kwarg(this=exp.var(named), expression=value)
+
+
+def _partition_by_error(name: str) -> str:
+    if name in CHANGELOG_PTFS:  # Flink 2.3's words: both take a table with row semantics
+        return (
+            "Only tables with set semantics may be partitioned. Invalid PARTITION BY clause "
+            f"in the 0-th operand of table function '{name}'"
+        )
+    return "PARTITION BY in a window function (SESSION windows) is not supported yet"
 
 
 def _parse_unit_call(self: Flink.Parser, name: str) -> exp.Expr:
@@ -65,6 +73,9 @@ class Flink(Dialect):
     class Parser(parser.Parser):
         FUNCTION_PARSERS = {
             **parser.Parser.FUNCTION_PARSERS,
-            **{name: (lambda self, n=name: _parse_window_tvf(self, n)) for name in WINDOW_TVFS},
+            **{
+                name: (lambda self, n=name: _parse_window_tvf(self, n))
+                for name in WINDOW_TVFS + CHANGELOG_PTFS
+            },
             **{name: (lambda self, n=name: _parse_unit_call(self, n)) for name in UNIT_CALLS},
         }
