@@ -110,8 +110,10 @@ def _arguments(name: str, call: exp.Anonymous, at: tuple[int, int]) -> dict[str,
     for i, arg in enumerate(call.expressions):
         if isinstance(arg, exp.Kwarg):
             key, value = arg.this.name.upper(), arg.expression
+        elif i < len(_PARAMS):
+            key, value = _PARAMS[i], arg
         else:
-            key, value = (_PARAMS[i] if i < len(_PARAMS) else "?"), arg
+            _fail(name, f"It takes at most {len(_PARAMS)} arguments", at)
         if key not in _PARAMS:
             _fail(name, f"Unknown argument '{key.lower()}'; the arguments are "
                   "input, op, op_mapping, on_time and uid", at)  # fmt: skip

@@ -154,3 +154,32 @@ def test_to_changelog_after_an_upsert_source_gets_full_deletes() -> None:
         ["ChangelogNormalize", "I,UB,UA,D"],
         ["TableSourceScan", "UA,D"],
     ]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ("TABLE cdc, foo => 'x'", "Unknown argument 'foo'"),
+        ("TABLE cdc, uid => 'x'", "does not support the 'uid' argument of TO_CHANGELOG"),
+        ("TABLE cdc, on_time => DESCRIPTOR(id)", "does not support the 'on_time' argument"),
+        ("op => DESCRIPTOR(kind)", "Argument 'input' is missing"),
+        ("TABLE cdc, op_mapping => MAP['INSERT', 1]", "MAP of string literals"),
+    ],
+)
+def test_arguments_deltaflow_rejects(arguments: str, message: str) -> None:
+    """Flink 2.3 ignores an unknown named argument; deltaflow names it (a likely typo)."""
+    with pytest.raises(SqlError, match=re.escape(message)) as info:
+        explain(f"SELECT * FROM TO_CHANGELOG({arguments})")
+    assert info.value.line == DDL.count("\n") + 1
+
+
+def test_operators_on_batches_keep_order_and_drop_unmapped(backend) -> None:
+    """TO_CHANGELOG with a mapping that leaves out updates, then FROM_CHANGELOG back: the
+    inserts and deletes survive in order, the update pairs are gone."""
+    query = (
+        "SELECT * FROM FROM_CHANGELOG(input => (SELECT * FROM TO_CHANGELOG(input => TABLE cdc, "
+        "op_mapping => MAP['INSERT', 'I', 'DELETE', 'D'])), op_mapping => MAP['I', 'INSERT', "
+        "'B', 'UPDATE_BEFORE', 'D', 'DELETE'])"
+    )
+    got = run(query, "id INT, name STRING, amount INT", backend, 3)
+    assert got == ["+I[1, a, 10]", "+I[2, b, 20]", "+I[3, a, 5]", "-D[2, b, 20]"]
