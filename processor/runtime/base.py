@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from operator import itemgetter
 
@@ -24,6 +24,7 @@ from deltaflow.formats.types import (
     TIMESTAMP_LTZ,
 )
 from deltaflow.processor.exprs.compile import EvalContext
+from deltaflow.processor.runtime.ttl import state_ttl_ms, wall_clock_ms
 from deltaflow.state.keys import EMPTY, encode_key
 
 NOT_NULL_ENFORCER = "table.exec.sink.not-null-enforcer"
@@ -42,6 +43,8 @@ class RuntimeContext:
     time_zone: str = "UTC"
     mini_batch: bool = False
     drop_not_null_violations: bool = False  # table.exec.sink.not-null-enforcer = DROP
+    state_ttl_ms: int = 0  # table.exec.state.ttl; 0 keeps state forever
+    clock: Callable[[], int] = field(default=wall_clock_ms)  # processing time (ms) for the TTL
 
     @classmethod
     def from_settings(cls, settings: dict[str, str]) -> RuntimeContext:
@@ -55,6 +58,7 @@ class RuntimeContext:
             time_zone=settings.get("table.local-time-zone", "UTC"),
             mini_batch=mini,
             drop_not_null_violations=enforcer == "DROP",
+            state_ttl_ms=state_ttl_ms(settings),
         )
 
     def eval_context(self) -> EvalContext:

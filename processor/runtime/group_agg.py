@@ -6,7 +6,8 @@ and after it:
 
 - the first row of a group (no accumulator in state) emits ``+I``;
 - a changed result emits ``-U(old)`` (when the node's changelog mode has UB) and
-  ``+U(new)``; an unchanged result emits nothing (state TTL is off);
+  ``+U(new)``; an unchanged result emits nothing, unless state TTL is on: then Flink emits
+  it anyway, so downstream state of the key is written (and kept alive) too;
 - a group whose row count reaches 0 emits ``-D(old)`` and forgets its state;
 - a retraction for a group that has no state is ignored.
 
@@ -31,6 +32,7 @@ class GroupAggOperator(Operator):
         self.state = backend.table(f"{node.node_id}:GroupAggregate:acc")
         self.update_before = node.emits_update_before
         self.mini_batch = ctx.mini_batch
+        self.emit_unchanged = ctx.state_ttl_ms > 0
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
@@ -62,7 +64,7 @@ class GroupAggOperator(Operator):
 
     def _per_record(self, batch: Batch, keys: list[tuple], accs: dict) -> Batch:
         aggs = self.aggs
-        ub = self.update_before
+        ub, emit_unchanged = self.update_before, self.emit_unchanged
         out_kinds: list[int] = []
         out_rows: list[tuple] = []
         results = {k: None if a is None else k + aggs.values(a) for k, a in accs.items()}
@@ -83,7 +85,7 @@ class GroupAggOperator(Operator):
                 if prev is None:
                     out_kinds.append(INSERT)
                     out_rows.append(new)
-                elif new != prev:
+                elif new != prev or emit_unchanged:
                     if ub:
                         out_kinds.append(UPDATE_BEFORE)
                         out_rows.append(prev)
@@ -132,7 +134,7 @@ class GroupAggOperator(Operator):
         new = key + self.aggs.values(acc)
         if prev is None:
             out.append(INSERT, new)
-        elif new != prev:
+        elif new != prev or self.emit_unchanged:
             if self.update_before:
                 out.append(UPDATE_BEFORE, prev)
             out.append(UPDATE_AFTER, new)

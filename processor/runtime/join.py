@@ -60,6 +60,7 @@ class _Side:
         self.freeze = row_freezer(types)
         self.loaded: dict[tuple, dict[tuple, list]] = {}
         self.cache: dict[tuple, dict[tuple, list]] = {}
+        self.cache_limit = CACHED_KEYS  # 0 with state TTL: expiry is decided by the table
         self.dirty: set[tuple] = set()
 
     def entry_key(self, row: tuple) -> tuple:
@@ -69,7 +70,7 @@ class _Side:
         """Reads the entries of the batch's join keys (``encoded``: key -> its state key)."""
         cache, loaded = self.cache, self.loaded
         missing = [key for key in encoded if key not in cache]
-        if len(cache) + len(missing) > CACHED_KEYS:
+        if len(cache) + len(missing) > self.cache_limit:
             cache.clear()
             missing = list(encoded)
         if missing:
@@ -123,6 +124,9 @@ class JoinOperator(Operator):
             ),
         )
         self.key_of = (key_getter(node.left_keys), key_getter(node.right_keys))
+        if ctx.state_ttl_ms > 0:
+            for side in self.sides:
+                side.cache_limit = 0
         self.condition = None
         if node.condition is not None:
             self.condition = compile_predicate(node.condition, ctx.eval_context())
