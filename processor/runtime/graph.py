@@ -47,6 +47,7 @@ from deltaflow.processor.runtime.simple import (
     PassThrough,
     SinkOperator,
 )
+from deltaflow.processor.runtime.ttl import TtlBackend
 from deltaflow.processor.runtime.window import WindowAggOperator
 
 __all__ = ["Graph", "RuntimeContext", "build_operator"]
@@ -68,6 +69,14 @@ _BUILDERS = {
     p.FromChangelog: FromChangelogOperator,
     p.Correlate: CorrelateOperator,
 }
+
+
+# Operators whose keyed state expires with table.exec.state.ttl, as in Flink (window
+# operators clean up by watermark; delta operators' mirrors are source tables).
+_TTL_NODES = (
+    p.GroupAggregate, p.Join, p.ChangelogNormalize, p.Deduplicate, p.Rank,
+    p.SinkUpsertMaterializer, p.Sink,
+)  # fmt: skip
 
 
 def build_operator(node: p.Node, backend, ctx: RuntimeContext) -> Operator:
@@ -110,7 +119,12 @@ class Graph:
         nodes = topological(plan.sinks)
         self.order = [n.node_id for n in nodes]
         self.nodes = {n.node_id: n for n in nodes}
-        self.ops = {n.node_id: build_operator(n, backend, self.ctx) for n in nodes}
+        self.ttl = None
+        if self.ctx.state_ttl_ms > 0 and backend is not None:
+            self.ttl = TtlBackend(backend, self.ctx.state_ttl_ms, self.ctx.clock)
+        self.ops = {
+            n.node_id: build_operator(n, self._backend_of(n, backend), self.ctx) for n in nodes
+        }
         self.inputs = {n.node_id: [c.node_id for c in n.inputs] for n in nodes}
         self.consumers: dict[int, list[tuple[int, int]]] = {nid: [] for nid in self.order}
         for n in nodes:
@@ -126,6 +140,9 @@ class Graph:
                 self.source_watermarks[n.node_id] = MIN_WATERMARK
                 if n.watermark is not None:
                     self.watermark_fns[n.node_id] = self._compile(n.watermark.expr)
+
+    def _backend_of(self, node: p.Node, backend):  # noqa: ANN001, ANN202
+        return self.ttl if self.ttl is not None and type(node) in _TTL_NODES else backend
 
     def _compile(self, expr):
         return compile_scalar(expr, self.ctx.eval_context())
@@ -177,8 +194,12 @@ class Graph:
         return self._run({}, watermarks=True, flush=True)
 
     def flush(self) -> dict[int, Batch]:
-        """Empties operator buffers (before a checkpoint)."""
-        return self._run({}, flush=True)
+        """Empties operator buffers (before a checkpoint); with state TTL, sweeps a bounded
+        number of stored entries for expired state."""
+        out = self._run({}, flush=True)
+        if self.ttl is not None:
+            self.ttl.sweep()
+        return out
 
     def _raise(self, scan: int, ts: int) -> bool:
         if ts <= self.source_watermarks[scan]:
