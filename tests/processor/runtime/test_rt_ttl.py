@@ -26,6 +26,7 @@ class Clock:
 def test_setting_is_read_in_flink_duration_syntax() -> None:
     assert RuntimeContext.from_settings({"table.exec.state.ttl": "1 h"}).state_ttl_ms == 3_600_000
     assert RuntimeContext.from_settings({"table.exec.state.ttl": "500 ms"}).state_ttl_ms == 500
+    assert RuntimeContext.from_settings({"table.exec.state.ttl": "2 d"}).state_ttl_ms == 172_800_000
     assert RuntimeContext.from_settings({}).state_ttl_ms == 0
 
 
@@ -146,3 +147,30 @@ def test_flush_sweeps_expired_state_of_keys_never_read_again(backend) -> None:
     graph.flush()
     backend.commit()
     assert backend.table(name).items() == []
+
+
+def test_changelog_normalize_treats_an_expired_key_as_new(backend) -> None:
+    sql = (
+        "CREATE TABLE u (k STRING, v INT, PRIMARY KEY (k) NOT ENFORCED) WITH ("
+        "'connector' = 'upsert-kafka', 'topic' = 'u', 'key.format' = 'json', 'value.format' = 'json');\n"
+        "CREATE TABLE o (k STRING, v INT) WITH ('connector' = 'print');\n"
+        "INSERT INTO o SELECT k, v FROM u;"
+    )
+    clock = Clock()
+    graph, sink, scans = graph_of(sql, backend, clock)
+    assert any(isinstance(n, P.ChangelogNormalize) for n in graph.nodes.values())
+    T = types("STRING", "INT")
+
+    def push(text: str) -> list[str]:
+        out = graph.push(scans["u"], parse_changelog(text, T)).get(sink.node_id, Batch())
+        backend.commit()
+        return show(out, sink.types)
+
+    assert push("+U[a, 1]\n+U[b, 1]") == ["+I[a, 1]", "+I[b, 1]"]
+    clock.now = TTL - 1
+    assert push("+U[b, 2]") == ["-U[b, 1]", "+U[b, 2]"]
+    clock.now = TTL
+    # a's last row expired: its update is an insert and its delete finds nothing to delete
+    assert push("+U[a, 2]\n-D[b, null]") == ["+I[a, 2]", "-D[b, 2]"]
+    clock.now = 2 * TTL
+    assert push("-D[a, null]") == []
