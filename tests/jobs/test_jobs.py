@@ -154,6 +154,7 @@ FAMILIES = {
     "topn_": "Rank(",
     "union_all": "Union(",
     "python_udf": "LABEL(|PRICE_BAND(",
+    "lateral_udtf": "PythonCorrelate(",
 }
 
 
