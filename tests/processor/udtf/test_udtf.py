@@ -163,3 +163,18 @@ def test_a_function_class_is_instantiated_once_per_operator() -> None:
     got, _ = run("SELECT id, v FROM src, LATERAL TABLE(Counted(id)) AS T(v)", "id INT, v INT")
     assert udtf_funcs.Counted.instances == before + 1
     assert got == ["+I[1, 1]", "+I[2, 2]", "-U[1, 1]", "+U[1, 1]", "+I[3, 3]", "-D[2, 2]"]
+
+
+def test_a_pyflink_style_wrapper_is_read_through_its_private_attributes() -> None:
+    from deltaflow.processor.planner.correlate import udtf_signature
+
+    columns, deterministic = udtf_signature("WRAPPED", "udtf_funcs.wrapped")
+    assert [(n, t.sql()) for n, t in columns] == [("EXPR$0", "STRING")] and not deterministic
+    sql = SRC.replace("'udtf_funcs.Counted' LANGUAGE PYTHON;\n", "'udtf_funcs.Counted' LANGUAGE PYTHON;\n"
+        "CREATE TEMPORARY FUNCTION wrapped AS 'udtf_funcs.wrapped' LANGUAGE PYTHON;\n")  # fmt: skip
+    job = plan_job(sql + "CREATE TABLE o (id INT, c STRING) WITH ('connector' = 'print');\n"
+                   "INSERT INTO o SELECT id, c FROM src, LATERAL TABLE(wrapped(s)) AS T(c);")  # fmt: skip
+    graph = Graph(job.plan, None, RuntimeContext())
+    scan = next(n for n in _nodes(job.plan.sinks[0]) if isinstance(n, P.TableSourceScan))
+    out = graph.push(scan.node_id, Batch([RowKind.INSERT], [(1, "xyz")]))
+    assert out[job.plan.sinks[0].node_id].rows == [(1, "x"), (1, "y")]

@@ -48,3 +48,19 @@ class Counted:
 
     def eval(self, n):  # noqa: ANN001, ANN201
         yield (n,)
+
+
+class _Wrapper:
+    """The attributes a PyFlink ``@udtf`` wrapper keeps its function and declaration in."""
+
+    def __init__(self, func, result_types, deterministic) -> None:  # noqa: ANN001
+        self._func = func
+        self._result_types = result_types
+        self._deterministic = deterministic
+
+
+def _letters(s):  # noqa: ANN001, ANN202
+    yield from (s or "")[:2]
+
+
+wrapped = _Wrapper(_letters, "STRING", False)
