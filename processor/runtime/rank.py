@@ -78,10 +78,8 @@ class RankOperator(Operator):
             return Batch()
         parts = [self.partition_of(r) for r in batch.rows]
         distinct = list(dict.fromkeys(parts))
-        lists = {
-            k: list(v) if v else []
-            for k, v in zip(distinct, self.state.get_many(distinct), strict=True)
-        }
+        stored = dict(zip(distinct, self.state.get_many(distinct), strict=True))
+        lists = {k: list(v) if v else [] for k, v in stored.items()}
         out = Batch()
         for kind, row, part in zip(batch.kinds, batch.rows, parts, strict=True):
             rows = lists[part]
@@ -92,6 +90,9 @@ class RankOperator(Operator):
             if self.keep is not None and len(rows) > self.keep:
                 del rows[self.keep :]
         for part, rows in lists.items():
+            if rows == list(stored[part] or ()):
+                continue  # unchanged (a row that did not enter a kept top): no write, so
+                # with state TTL the partition expires from its last change, as in Flink
             if rows:
                 self.state.put(part, rows)
             else:

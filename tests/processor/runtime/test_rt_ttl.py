@@ -174,3 +174,28 @@ def test_changelog_normalize_treats_an_expired_key_as_new(backend) -> None:
     assert push("+U[a, 2]\n-D[b, null]") == ["+I[a, 2]", "-D[b, 2]"]
     clock.now = 2 * TTL
     assert push("-D[a, null]") == []
+
+
+def test_keep_first_deduplication_emits_a_key_again_once_its_state_expired(backend) -> None:
+    sql = (
+        "CREATE TABLE e (k STRING, v INT, pt AS PROCTIME()) WITH ('connector' = 'kafka', "
+        "'topic' = 'e', 'format' = 'json');\n"
+        "CREATE TABLE o (k STRING, v INT) WITH ('connector' = 'print');\n"
+        "INSERT INTO o SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY pt) "
+        "AS rn FROM e) WHERE rn = 1;"
+    )
+    clock = Clock()
+    graph, sink, scans = graph_of(sql, backend, clock)
+    assert any(isinstance(n, P.Deduplicate | P.Rank) for n in graph.nodes.values())
+    T = types("STRING", "INT")
+
+    def push(text: str) -> list[str]:
+        out = graph.push(scans["e"], parse_changelog(text, T)).get(sink.node_id, Batch())
+        backend.commit()
+        return show(out, sink.types)
+
+    assert push("+I[a, 1]\n+I[a, 2]") == ["+I[a, 1]"]
+    clock.now = TTL - 1
+    assert push("+I[a, 3]") == []  # keep-first writes nothing: the TTL runs from the first row
+    clock.now = TTL
+    assert push("+I[a, 4]") == ["+I[a, 4]"]  # a is new again, as in Flink with state TTL
