@@ -157,6 +157,29 @@ def row_shape(types) -> object | None:
     return tuple[tuple(s | None for s in shapes)]  # type: ignore[misc]
 
 
+class StateKeys:
+    """``state_key`` with a memory: one per operator (its key columns have fixed types,
+    so keys equal as tuples, such as ``1`` and ``True``, never meet), bounded by
+    ``limit`` keys (then it starts over). Hot keys are encoded once, not once a batch."""
+
+    def __init__(self, limit: int = 100_000) -> None:
+        self.limit = limit
+        self.known: dict[tuple, bytes] = {}
+
+    def of(self, keys) -> dict[tuple, bytes]:
+        """Each distinct key of ``keys`` (in first-seen order) -> its state key."""
+        known = self.known
+        distinct = dict.fromkeys(keys)
+        if len(known) + len(distinct) > self.limit:
+            known.clear()
+        for key in distinct:
+            kb = known.get(key)
+            if kb is None:
+                kb = known[key] = encode_key(key) or EMPTY
+            distinct[key] = kb
+        return distinct  # type: ignore[return-value]
+
+
 def state_key(key: tuple) -> bytes:
     """The bytes a state table stores ``key`` under (the empty tuple too), for the
     ``*_encoded`` methods: operators encode each key of a batch once."""

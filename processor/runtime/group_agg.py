@@ -21,7 +21,7 @@ from __future__ import annotations
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch
 from deltaflow.processor.plan import GroupAggregate
 from deltaflow.processor.runtime.aggs import Aggregates
-from deltaflow.processor.runtime.base import Operator, key_getter, state_key
+from deltaflow.processor.runtime.base import Operator, StateKeys, key_getter
 
 
 class GroupAggOperator(Operator):
@@ -30,6 +30,7 @@ class GroupAggOperator(Operator):
         self.key_of = key_getter(node.group_keys)
         self.aggs = Aggregates(node.aggs, node.inputs[0].types)
         self.state = backend.table(f"{node.node_id}:GroupAggregate:acc")
+        self.state_keys = StateKeys()
         self.update_before = node.emits_update_before
         self.mini_batch = ctx.mini_batch
         self.emit_unchanged = ctx.state_ttl_ms > 0
@@ -38,7 +39,7 @@ class GroupAggOperator(Operator):
         if not batch:
             return Batch()
         keys = [self.key_of(r) for r in batch.rows]
-        encoded = {k: state_key(k) for k in dict.fromkeys(keys)}  # each key encoded once
+        encoded = self.state_keys.of(keys)  # each key encoded once
         accs = self._load(encoded)
         if self.mini_batch:
             out = self._fold_per_key(batch, keys, accs)

@@ -25,10 +25,10 @@ from deltaflow.processor.exprs.compile import compile_predicate
 from deltaflow.processor.plan import Join
 from deltaflow.processor.runtime.base import (
     Operator,
+    StateKeys,
     key_getter,
     row_freezer,
     row_shape,
-    state_key,
 )
 from deltaflow.state.values import TypedValues
 
@@ -127,6 +127,7 @@ class JoinOperator(Operator):
         if ctx.state_ttl_ms > 0:
             for side in self.sides:
                 side.cache_limit = 0
+        self.state_keys = StateKeys()
         self.condition = None
         if node.condition is not None:
             self.condition = compile_predicate(node.condition, ctx.eval_context())
@@ -137,7 +138,7 @@ class JoinOperator(Operator):
         is_left = port == 0
         mine, other = (self.sides[0], self.sides[1]) if is_left else (self.sides[1], self.sides[0])
         keys = [self.key_of[port](r) for r in batch.rows]
-        encoded = {k: state_key(k) for k in dict.fromkeys(keys)}  # each key encoded once
+        encoded = self.state_keys.of(keys)  # each key encoded once
         mine.load(encoded)
         other.load(encoded)
         out = Batch()

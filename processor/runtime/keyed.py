@@ -24,7 +24,14 @@ from __future__ import annotations
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch
 from deltaflow.processor.plan import ChangelogNormalize, Deduplicate, SinkUpsertMaterializer
-from deltaflow.processor.runtime.base import Operator, epoch_ms, key_getter, row_shape, state_key
+from deltaflow.processor.runtime.base import (
+    Operator,
+    StateKeys,
+    epoch_ms,
+    key_getter,
+    row_shape,
+    state_key,
+)
 from deltaflow.state.values import TypedValues
 
 
@@ -37,9 +44,12 @@ def input_upsert_key(node) -> tuple[int, ...]:
 class _Loaded:
     """The state values of a batch's distinct keys, each key encoded once."""
 
-    def __init__(self, table, keys: list[tuple]) -> None:
+    def __init__(self, table, keys: list[tuple], state_keys: StateKeys | None = None) -> None:
         self.table = table
-        self.encoded = {k: state_key(k) for k in dict.fromkeys(keys)}
+        if state_keys is None:
+            self.encoded = {k: state_key(k) for k in dict.fromkeys(keys)}
+        else:
+            self.encoded = state_keys.of(keys)
         stored = table.get_many_encoded(list(self.encoded.values()))
         self.original = dict(zip(self.encoded, stored, strict=True))
 
@@ -159,6 +169,7 @@ class UpsertMaterializer:
         shape = None if types is None else row_shape(types)
         values = None if shape is None else TypedValues(list[shape])  # type: ignore[valid-type]
         self.state = backend.table(f"{node_id}:SinkUpsertMaterializer:rows", values)
+        self.state_keys = StateKeys()
 
     def _find(self, values: list[tuple], row: tuple) -> int:
         match = self.match_of
@@ -177,7 +188,7 @@ class UpsertMaterializer:
         if not batch:
             return Batch()
         keys = [self.key_of(r) for r in batch.rows]
-        loaded = _Loaded(self.state, keys)
+        loaded = _Loaded(self.state, keys, self.state_keys)
         lists = {k: list(v) if v else [] for k, v in loaded.original.items()}
         out = Batch()
         for kind, row, key in zip(batch.kinds, batch.rows, keys, strict=True):
