@@ -30,6 +30,7 @@ from deltaflow.processor.planner.rules.rewrite_delta_agg import rewrite_delta_ag
 from deltaflow.processor.planner.rules.rewrite_delta_join import rewrite_delta_join
 from deltaflow.processor.planner.sink import bind_insert
 from deltaflow.processor.planner.traits import derive, refine
+from deltaflow.processor.settings import parse_duration_ms
 from deltaflow.processor.sql import statements as S
 from deltaflow.processor.sql.ddl import CreateTable
 from deltaflow.processor.sql.script import parse_script
@@ -77,7 +78,12 @@ def plan_job(sql: str, *, source_name: str = "<job>") -> PlannedJob:
         else:
             _declare(catalog, settings, stmt)
     sinks, texts = plan_inserts(catalog, settings, inserts)
-    fingerprint = hashlib.sha256("\n\n".join(texts).encode()).hexdigest()[:16]
+    hashed = texts
+    ttl = settings.get("table.exec.state.ttl", "").strip()
+    if ttl and parse_duration_ms(ttl, "table.exec.state.ttl") > 0:
+        # TTL state stores a write time with each value: state of the other kind is refused
+        hashed = [*texts, "table.exec.state.ttl"]
+    fingerprint = hashlib.sha256("\n\n".join(hashed).encode()).hexdigest()[:16]
     plan = JobPlan(tuple(sinks), dict(settings), dict(catalog.functions), fingerprint)
     return PlannedJob(plan, settings, explains, texts, source_name)
 
