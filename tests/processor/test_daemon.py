@@ -114,11 +114,15 @@ def start(job: Path, state: Path, *extra: str) -> subprocess.Popen:
 
 
 def epoch_of(state: Path) -> int:
+    from deltaflow.formats.errors import StateError
     from deltaflow.state.backend import StateBackend
 
     if not (state / "data.mdb").exists():
         return 0
-    backend = StateBackend(state, readonly=True)
+    try:
+        backend = StateBackend(state, readonly=True)
+    except StateError:  # the daemon is creating it right now: not running yet
+        return 0
     try:
         return int(backend.meta("epoch") or 0)
     finally:
