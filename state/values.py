@@ -32,6 +32,7 @@ this module wrote into the job's own owner-only state directory.
 from __future__ import annotations
 
 import pickle
+from collections.abc import Callable
 from datetime import date, datetime, time
 from decimal import Decimal
 
@@ -87,12 +88,20 @@ class TypedValues:
     str, bytes, bool, None, Decimal, date, time, datetime (naive or UTC), and
     tuples, lists and dicts of them. A value that does not encode (an integer
     beyond 64 bits) falls back to ``encode_value``; ``decode`` reads both.
+
+    ``snapshot`` turns a buffered value into what is encoded, at commit: an operator
+    may then buffer its own live object (a join side's entries dict) and change it
+    until the commit, which writes it as it is then, once per checkpoint instead of
+    once per batch. Reads before the commit return that object.
     """
 
-    def __init__(self, shape: object) -> None:
+    def __init__(self, shape: object, snapshot: Callable[[object], object] | None = None) -> None:
         self._decoder = msgspec.msgpack.Decoder(shape)
+        self._snapshot = snapshot
 
     def encode(self, value: object) -> bytes:
+        if self._snapshot is not None:
+            value = self._snapshot(value)
         try:
             return b"T" + _encoder.encode(value)
         except OverflowError:

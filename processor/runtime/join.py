@@ -60,6 +60,7 @@ class _Side:
         self.freeze = row_freezer(types)
         self.loaded: dict[tuple, dict[tuple, list]] = {}
         self.cache: dict[tuple, dict[tuple, list]] = {}
+        self.live = False  # the table takes the entries dicts themselves (see _table)
         self.cache_limit = CACHED_KEYS  # 0 with state TTL: expiry is decided by the table
         self.dirty: set[tuple] = set()
 
@@ -79,6 +80,8 @@ class _Side:
             for key, raw in zip(missing, stored, strict=True):
                 if raw is None:
                     cache[key] = {}
+                elif type(raw) is dict:
+                    cache[key] = raw  # this side's live entries, buffered until the commit
                 elif freeze is None:
                     cache[key] = {r: [n, m, r] for r, n, m in raw}
                 else:
@@ -90,20 +93,27 @@ class _Side:
         for key in self.dirty:
             entries = self.loaded[key]
             if entries:
-                self.table.put_encoded(encoded[key], [(r, n, m) for n, m, r in entries.values()])
+                self.table.put_encoded(encoded[key], entries if self.live else _listed(entries))
             else:
                 self.table.delete_encoded(encoded[key])
         self.dirty.clear()
         self.loaded.clear()
 
 
-def _table(backend, name: str, types: list):
+def _listed(entries: dict[tuple, list]) -> list[tuple]:
+    """A side's entries of one key as stored: ``[(row, copies, matches), ...]``."""
+    return [(r, n, m) for n, m, r in entries.values()]
+
+
+def _table(backend, name: str, types: list, live: bool):
     """A side's state table: ``[(row, copies, matches), ...]`` per join key, typed when
-    the row's columns allow it (msgpack, far cheaper than pickling Decimals and datetimes)."""
+    the row's columns allow it (msgpack, far cheaper than pickling Decimals and datetimes).
+    ``live``: the side buffers its entries dicts themselves, listed once at the commit."""
     shape = row_shape(types)
     if shape is None:
         return backend.table(name)
-    return backend.table(name, TypedValues(list[tuple[shape, int, int]]))  # type: ignore[valid-type]
+    snapshot = _listed if live else None
+    return backend.table(name, TypedValues(list[tuple[shape, int, int]], snapshot))  # type: ignore[valid-type]
 
 
 class JoinOperator(Operator):
@@ -111,18 +121,14 @@ class JoinOperator(Operator):
         self.node = node
         left_outer, right_outer = _OUTER[node.join_type.upper()]
         prefix = f"{node.node_id}:Join"
+        live = ctx.state_ttl_ms <= 0  # with TTL the table stamps each write: list it then
+        left, right = node.inputs[0].types, node.inputs[1].types
         self.sides = (
-            _Side(
-                _table(backend, f"{prefix}:left", node.inputs[0].types),
-                node.inputs[0].types,
-                left_outer,
-            ),
-            _Side(
-                _table(backend, f"{prefix}:right", node.inputs[1].types),
-                node.inputs[1].types,
-                right_outer,
-            ),
+            _Side(_table(backend, f"{prefix}:left", left, live), left, left_outer),
+            _Side(_table(backend, f"{prefix}:right", right, live), right, right_outer),
         )
+        for side, types in zip(self.sides, (left, right), strict=True):
+            side.live = live and row_shape(types) is not None
         self.key_of = (key_getter(node.left_keys), key_getter(node.right_keys))
         if ctx.state_ttl_ms > 0:
             for side in self.sides:
