@@ -53,3 +53,19 @@ def test_decode_value_reads_a_typed_value_untyped() -> None:
     data = TypedValues(ENTRIES).encode([((1, "x", None, None, None, None, None, None, 2.5), 1, 0)])
     assert data[:1] == b"T"
     assert decode_value(data) == [[[1, "x", None, None, None, None, None, None, 2.5], 1, 0]]
+
+
+def test_a_snapshot_codec_writes_the_live_value_as_it_is_at_the_commit(tmp_path) -> None:
+    def listed(entries: dict) -> list:
+        return sorted(entries.items())
+
+    live = {"b": 1}
+    with StateBackend(tmp_path / "s") as b:
+        table = b.table("live", TypedValues(list[tuple[str, int]], listed))
+        table.put(("k",), live)
+        live["a"] = 2  # changed after the put, before the commit
+        assert table.get(("k",)) is live  # reads before the commit see the object
+        b.commit()
+    with StateBackend(tmp_path / "s") as b:
+        got = b.table("live", TypedValues(list[tuple[str, int]])).get(("k",))
+    assert got == [("a", 2), ("b", 1)]
