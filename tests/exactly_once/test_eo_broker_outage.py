@@ -80,9 +80,16 @@ def start(tmp_path, bootstrap: str, timeout: str) -> subprocess.Popen:
     job = tmp_path / "outage.sql"
     job.write_text(JOB.format(bootstrap=bootstrap, timeout=timeout))
     cmd = [sys.executable, "-m", "deltaflow.processor", "run", str(job), "--quiet"]
-    return subprocess.Popen(
-        [*cmd, "--state-dir", str(tmp_path / "state")], stderr=subprocess.PIPE, text=True
-    )
+    # stderr goes to a file: librdkafka logs every failed reconnect during an outage, and a
+    # pipe nobody drains would fill and block the job (it would look like a stall)
+    log = open(tmp_path / "stderr.log", "w")  # noqa: SIM115 - closed with the process
+    proc = subprocess.Popen([*cmd, "--state-dir", str(tmp_path / "state")], stderr=log, text=True)
+    proc.log_path = tmp_path / "stderr.log"
+    return proc
+
+
+def stderr_of(proc: subprocess.Popen) -> str:
+    return proc.log_path.read_text()
 
 
 def test_an_outage_is_reported_once_and_waited_out_without_loss(proxied, tmp_path):
@@ -97,10 +104,11 @@ def test_an_outage_is_reported_once_and_waited_out_without_loss(proxied, tmp_pat
     assert proc.poll() is None  # still waiting
     proxy.restore()
     produce(bootstrap, 3300, 300)
-    assert wait_for(bootstrap, {0: 1200, 1: 1200, 2: 1200}) == {0: 1200, 1: 1200, 2: 1200}
+    expected = {0: 1200, 1: 1200, 2: 1200}
+    assert wait_for(bootstrap, expected) == expected, stderr_of(proc)[-4000:]
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(20) == 0
-    ours = [line for line in proc.stderr.read().splitlines() if line.startswith("deltaflow:")]
+    ours = [line for line in stderr_of(proc).splitlines() if line.startswith("deltaflow:")]
     assert len([line for line in ours if "cannot reach the Kafka brokers" in line]) == 1, ours
     assert len([line for line in ours if "reachable again" in line]) == 1, ours
 
@@ -113,7 +121,7 @@ def test_brokers_that_never_return_stop_the_job_after_its_timeout(proxied, tmp_p
     proxy.cut()
     began = time.monotonic()
     code = proc.wait(60)
-    stderr = proc.stderr.read()
+    stderr = stderr_of(proc)
     assert code == 2, stderr
     assert time.monotonic() - began < 30
     assert "unreachable for" in stderr and "'deltaflow.broker.timeout' = 4 s" in stderr
