@@ -112,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(args.work or tempfile.mkdtemp(prefix="deltaflow-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     started = time.time()
-    print(f"bench: code {code_version(args.code)}; load {measure.load()}")
+    args.code_version = code_version(args.code)  # before others commit during the run
+    print(f"bench: code {args.code_version}; load {measure.load()}")
     print(f"bench: generating {args.orders:,} order and {args.items:,} item changes in {work}")
     data = write_files(Shape(args.orders, args.items), work / "data")
     with EmbeddedBroker() as broker:
@@ -175,7 +176,7 @@ def run_profiles(ctx: Context, args: argparse.Namespace) -> dict[str, str]:
 def save(args, work: Path, runs: list[Run], profiles: dict, latency, started: float) -> None:
     result = {
         "command": "python -m bench " + " ".join(sys.argv[1:]),
-        "code": code_version(args.code),
+        "code": args.code_version,
         "started_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(started)),
         "runs": [vars(r) | {"rate": r.rate} for r in runs],
         "profiles": profiles,
