@@ -96,9 +96,21 @@ def stderr_of(proc: subprocess.Popen) -> str:
     return proc.log_path.read_text()
 
 
-def test_an_outage_is_reported_once_and_waited_out_without_loss(proxied, tmp_path):
+@pytest.fixture
+def jobs():
+    """Started job processes; any still running when the test ends (a failure) is killed."""
+    started: list[subprocess.Popen] = []
+    yield started
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
+def test_an_outage_is_reported_once_and_waited_out_without_loss(proxied, tmp_path, jobs):
     bootstrap, proxy = proxied
     proc = start(tmp_path, bootstrap, "120 s")
+    jobs.append(proc)
     produce(bootstrap, 0, 300)
     assert wait_for(bootstrap, {0: 100, 1: 100, 2: 100}) == {0: 100, 1: 100, 2: 100}
     produce(bootstrap, 300, 3000)  # the job is still busy with these when the cut comes
@@ -117,9 +129,10 @@ def test_an_outage_is_reported_once_and_waited_out_without_loss(proxied, tmp_pat
     assert len([line for line in ours if "reachable again" in line]) == 1, ours
 
 
-def test_brokers_that_never_return_stop_the_job_after_its_timeout(proxied, tmp_path):
+def test_brokers_that_never_return_stop_the_job_after_its_timeout(proxied, tmp_path, jobs):
     bootstrap, proxy = proxied
     proc = start(tmp_path, bootstrap, "4 s")
+    jobs.append(proc)
     produce(bootstrap, 0, 30)
     assert wait_for(bootstrap, {0: 10, 1: 10, 2: 10}) == {0: 10, 1: 10, 2: 10}
     proxy.cut()
