@@ -8,7 +8,6 @@ functions) are bound to names in the namespace the generated function runs in.
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable
 
@@ -18,6 +17,7 @@ from deltaflow.processor.exprs import lib_numeric, lib_strings, lib_temporal
 from deltaflow.processor.exprs.casts import cast_function
 from deltaflow.processor.exprs.errors import EvalError
 from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, Literal, UdfCall
+from deltaflow.processor.exprs.udf_loading import import_target
 
 Generator = Callable[["Gen", Call], str]
 GENERATORS: dict[str, Generator] = {}
@@ -123,14 +123,7 @@ class Gen:
         return self.strict([e], lambda a: f"{name}({a})")
 
     def udf(self, e: UdfCall) -> str:
-        module, _, attr = e.target.rpartition(".")
-        try:
-            fn = getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError, ValueError) as err:
-            raise DeltaflowError(
-                f"cannot load Python function {e.name} from {e.target!r}: {err}; check the "
-                "module is importable (PYTHONPATH) and defines that name"
-            ) from None
+        fn = import_target("function", e.name, e.target)
         if isinstance(fn, type) and hasattr(fn, "eval"):
             fn = fn().eval  # a ScalarFunction-style class: one instance per compiled function
         elif hasattr(fn, "eval") and not callable(fn):

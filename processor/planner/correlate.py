@@ -19,7 +19,6 @@ yields nothing, with NULL columns (Flink allows only ``ON TRUE`` there).
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -30,6 +29,7 @@ from deltaflow.formats.errors import SqlError
 from deltaflow.formats.types import DataType, TypeParseError, parse_type
 from deltaflow.processor import plan as P
 from deltaflow.processor.exprs.nodes import Expr, InputRef
+from deltaflow.processor.exprs.udf_loading import import_target
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
 from deltaflow.processor.planner.bind_functions import arguments, function_name
@@ -39,14 +39,7 @@ from deltaflow.processor.sql.errors import position
 @cache
 def udtf_signature(name: str, target: str) -> tuple[tuple[tuple[str, DataType], ...], bool]:
     """The declared result columns (name, type) of table function ``name`` and its determinism."""
-    module, _, attr = target.rpartition(".")
-    try:
-        fn = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError, ValueError) as err:
-        raise SqlError(
-            f"cannot load Python table function {name} from {target!r} ({err}); make the module "
-            "importable (PYTHONPATH) and check CREATE FUNCTION ... AS 'module.attr'"
-        ) from None
+    fn = import_target("table function", name, target, SqlError)
     declared = getattr(fn, "result_types", getattr(fn, "_result_types", None))
     deterministic = getattr(fn, "deterministic", getattr(fn, "_deterministic", None))
     return _columns(name, declared), deterministic is not False

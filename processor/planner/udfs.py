@@ -5,23 +5,16 @@ deterministic=...)`` declares them. ``result_type`` is a Flink type string (defa
 
 from __future__ import annotations
 
-import importlib
 from functools import cache
 
 from deltaflow.formats.errors import SqlError
 from deltaflow.formats.types import DataType, TypeParseError, parse_type, string
+from deltaflow.processor.exprs.udf_loading import import_target
 
 
 @cache
 def udf_signature(name: str, target: str) -> tuple[DataType, bool]:
-    module, _, attr = target.rpartition(".")
-    try:
-        fn = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError, ValueError) as err:
-        raise SqlError(
-            f"cannot load Python function {name} from {target!r} ({err}); make the module importable "
-            "(PYTHONPATH) and check CREATE FUNCTION ... AS 'module.attr'"
-        ) from None
+    fn = import_target("function", name, target, SqlError)
     declared = getattr(fn, "result_type", None)
     try:
         dtype = parse_type(declared) if isinstance(declared, str) else string()

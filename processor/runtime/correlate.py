@@ -8,12 +8,12 @@ correlate emits the input row with NULL function columns when the function yield
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable
 
 from deltaflow.formats.changelog import Batch
 from deltaflow.formats.errors import DeltaflowError
 from deltaflow.processor.exprs.compile import compile_calc
+from deltaflow.processor.exprs.udf_loading import import_target
 from deltaflow.processor.plan import Correlate
 from deltaflow.processor.runtime.base import Operator
 
@@ -21,14 +21,7 @@ from deltaflow.processor.runtime.base import Operator
 def load_table_function(name: str, target: str) -> Callable[..., Iterable[object] | None]:
     """The callable behind ``CREATE FUNCTION name AS 'target'`` (a PyFlink ``@udtf`` wrapper's
     ``_func``, a TableFunction-style object's ``eval``, or the function itself)."""
-    module, _, attr = target.rpartition(".")
-    try:
-        fn = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError, ValueError) as err:
-        raise DeltaflowError(
-            f"cannot load Python table function {name} from {target!r}: {err}; check the module "
-            "is importable (PYTHONPATH) and defines that name"
-        ) from None
+    fn = import_target("table function", name, target)
     fn = getattr(fn, "_func", fn)
     if isinstance(fn, type) and hasattr(fn, "eval"):
         return fn().eval  # type: ignore[no-any-return]
