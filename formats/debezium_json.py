@@ -114,36 +114,14 @@ class DebeziumJsonDecoder:
         return Batch(kinds, rows)
 
     def _decode_plain(self, raw: RawBatch, kinds: list[int], rows: list[tuple]) -> None:
-        """The common case in one loop: no schema envelope, no metadata, a typed decode.
+        """The common case in one compiled loop: no schema envelope, no metadata.
 
         Anything else (invalid JSON, a value needing one of Flink's coercions, a
         missing image, another op) goes through ``_one``, which reads the message
         again on the checked path and raises or applies the bad-input policy.
         """
-        decode, read = self._plain.fast.decode, self._plain.read
-        for i, value in enumerate(raw.values):
-            if not value:
-                continue  # tombstone
-            try:
-                env = decode(value)
-                before, after, op = env.before, env.after, env.op
-                if before is not None:
-                    before = read(before)
-                if after is not None:
-                    after = read(after)
-            except CONVERSION_ERRORS:
-                before = after = op = None
-            if (op == "c" or op == "r") and after is not None:
-                kinds.append(INSERT)
-                rows.append(after)
-            elif op == "u" and before is not None and after is not None:
-                kinds += (UPDATE_BEFORE, UPDATE_AFTER)
-                rows += (before, after)
-            elif op == "d" and before is not None:
-                kinds.append(DELETE)
-                rows.append(before)
-            else:
-                self._one(raw, i, value, kinds, rows)
+        one = self._one
+        self._plain.run(raw.values, kinds, rows, lambda i, value: one(raw, i, value, kinds, rows))
 
     def _one(self, raw: RawBatch, i: int, value: Any, kinds: list[int], rows: list[tuple]) -> None:
         try:

@@ -13,12 +13,14 @@ from typing import Annotated, Any
 
 import msgspec
 
+from deltaflow.formats.debezium_compile import RowCode
 from deltaflow.formats.debezium_types import Logical, column_converter
 from deltaflow.formats.debezium_values import (
     CONVERSION_ERRORS,
     INT_BITS,
     Converter,
     converter,
+    decimal_rounding,
     show,
 )
 from deltaflow.formats.errors import DeltaflowError
@@ -78,27 +80,6 @@ def _has_decimal(dtype: DataType) -> bool:
     return any(t is not None and _has_decimal(t) for t in inner)
 
 
-def _reader(count: int, posts: dict[int, Converter], skipped: set[int]) -> Converter:
-    """Reads a decoded row struct (fields ``c0``, ``c1``, ...) into a tuple.
-
-    Compiled once per plan into one function with no loop, so the per-row cost is
-    attribute reads plus the converters of the columns in ``posts``; the columns in
-    ``skipped`` (not demanded) are None.
-    """
-    parts = []
-    for i in range(count):
-        if i in skipped:
-            parts.append("None")
-        elif i in posts:
-            parts.append(f"None if (v{i} := o.c{i}) is None else p{i}(v{i})")
-        else:
-            parts.append(f"o.c{i}")
-    source = f"def read(o):\n    return ({', '.join(parts)}{',' if count == 1 else ''})\n"
-    scope: dict[str, Any] = {f"p{i}": conv for i, conv in posts.items()}
-    exec(compile(source, "<debezium-json row reader>", "exec"), scope)  # noqa: S102 - generated from column indexes only
-    return scope["read"]
-
-
 class Plan:
     """Decoders and converters for the row images of one schema."""
 
@@ -118,15 +99,18 @@ class Plan:
         }
         fields: list[tuple[str, Any, None]] = []
         posts: dict[int, Converter] = {}
+        decimals = {}
         for i, (name, dtype) in enumerate(columns):
             if i in self.skipped:
                 continue  # not in the struct: msgspec skips the field without building it
             typed = None if name in logical else _fast_type(dtype)
             if typed is None or dtype.root == DECIMAL:
                 posts[i] = self.convs[i]
+            if typed is not None and dtype.root == DECIMAL:
+                decimals[i] = decimal_rounding(dtype)
             fields.append((f"c{i}", Any if typed is None else typed, None))
         rename = {f"c{i}": name for i, (name, _) in enumerate(columns)}
-        row = msgspec.defstruct("Row", fields, rename=rename)
+        row = msgspec.defstruct("Row", fields, rename=rename, gc=False)
         extra: list[tuple[str, Any, None]] = []
         if "source.properties" in meta_keys:
             extra.append(("source", Any, None))
@@ -138,13 +122,15 @@ class Plan:
             ("before", row | None, None),
             ("after", row | None, None),
         ]
-        fast = msgspec.defstruct("Envelope", [*images, ("op", str | None, None), *extra])
+        fast = msgspec.defstruct("Envelope", [*images, ("op", str | None, None), *extra], gc=False)
         loose = [("before", Any, None), ("after", Any, None), ("op", Any, None), *extra]
         slow = msgspec.defstruct("CheckedEnvelope", loose)
         exact = any(_has_decimal(t) for _, t in columns)
         self.fast = msgspec.json.Decoder(fast)
         self.slow = msgspec.json.Decoder(slow, float_hook=Decimal if exact else None)
-        self.read = _reader(len(columns), posts, self.skipped)
+        code = RowCode(len(columns), posts, self.skipped, decimals)
+        self.read = code.compile_reader()
+        self.run = code.compile_batch(self.fast.decode)
 
     def checked(self, value: Any) -> tuple[Any, tuple | None, tuple | None, int]:
         """The checked path: the envelope, both images and how many fields became NULL."""

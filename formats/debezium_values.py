@@ -228,10 +228,24 @@ def variable_scale(v: Any) -> Decimal:
     return unscaled(v["value"], v["scale"])
 
 
+def decimal_rounding(dtype: DataType) -> tuple[Decimal, Context]:
+    """The quantum of a DECIMAL column and a context whose quantize raises
+    ``InvalidOperation`` when the result needs more digits than the precision (or
+    the value is infinite).
+
+    ``d.quantize(quantum, None, context)`` is the column's value of a Decimal ``d``
+    whenever it returns a nonzero finite number; for any other outcome the column's
+    converter decides (NULL, an error, or an unsigned zero).
+    """
+    precision = dtype.precision if dtype.precision is not None else 10
+    exact = Context(prec=precision, rounding=ROUND_HALF_UP, traps=[InvalidOperation])
+    return Decimal(1).scaleb(-(dtype.scale or 0)), exact
+
+
 def _decimal(dtype: DataType) -> Converter:
     precision = dtype.precision if dtype.precision is not None else 10
     scale = dtype.scale or 0
-    quantum = Decimal(1).scaleb(-scale)
+    quantum, exact = decimal_rounding(dtype)
     limit = Decimal(10) ** (precision - scale)
     context = Context(prec=precision + 2, rounding=ROUND_HALF_UP)
 
@@ -251,10 +265,6 @@ def _decimal(dtype: DataType) -> Converter:
         if kind is dict:
             return variable_scale(v)
         raise _wrong(v, f"a DECIMAL({precision}, {scale})")
-
-    # quantize under this context raises when the result needs more than `precision`
-    # digits (or the value is infinite): such values take the checked path
-    exact = Context(prec=precision, rounding=ROUND_HALF_UP, traps=[InvalidOperation])
 
     def checked(v: Any) -> Decimal | None:
         d = number(v)
