@@ -12,7 +12,9 @@ empties. Groups come out in the order the batch first touches them.
 
 So the changelog is MiniBatchGroupAggFunction's (several changes of one group in a batch
 fold into one update), and the final table equals GroupAggregate's. The aggregate functions
-are the runtime's own (``aggs``), limited by the planner to order-free ones.
+are the runtime's own (``aggs``). LISTAGG, FIRST_VALUE and LAST_VALUE depend on the order
+values arrived in; for them the operator keeps one arrival number per source row and call
+(``delta_agg_order``), its only state, and rebuilds each group's list in Flink's order.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from deltaflow.formats.changelog import ADDS, DELETE, INSERT, UPDATE_AFTER, UPDA
 from deltaflow.processor.plan import DeltaAggregate
 from deltaflow.processor.runtime.aggs import Aggregates
 from deltaflow.processor.runtime.base import Operator
+from deltaflow.processor.runtime.delta_agg_order import ArrivalOrder, ordered_calls
 from deltaflow.processor.runtime.mirror import SourceReader
 
 
@@ -29,32 +32,53 @@ class DeltaAggOperator(Operator):
         self.reader = SourceReader(node.source, node.group_keys, backend, ctx)
         self.aggs = Aggregates(node.aggs, list(node.input_types))
         self.update_before = node.emits_update_before
+        self.order = ArrivalOrder(node, backend, ctx) if ordered_calls(node.aggs) else None
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         out = Batch()
         if not batch:
             return out
-        kinds, rows = self.reader.changes(batch)
+        order, reader = self.order, self.reader
+        kinds, rows = order.changes(reader, batch) if order else reader.changes(batch)
         if not rows:
             return out
-        key_of = self.reader.key_of
+        key_of = reader.key_of
         grouped: dict[tuple, list[int]] = {}
         for i, row in enumerate(rows):
             grouped.setdefault(key_of(row), []).append(i)
-        before = self.reader.rows(list(grouped), batch)
-        aggs = self.aggs
+        if order is None:
+            before = reader.rows(list(grouped), batch)
+        else:
+            before = order.rows(reader, list(grouped), batch)
         for key, positions in grouped.items():
-            acc = aggs.init()
-            for row in before[key]:
-                aggs.accumulate(acc, row)
-            prev = key + aggs.values(acc) if acc[0] > 0 else None
-            for i in positions:
-                if ADDS[kinds[i]]:
-                    aggs.accumulate(acc, rows[i])
-                else:
-                    aggs.retract(acc, rows[i])
-            self._emit(out, key, acc, prev)
+            self._group(out, key, before[key], positions, kinds, rows)
+        if order is not None:
+            order.finish(len(rows))
         return out
+
+    def _group(self, out: Batch, key: tuple, before: list, positions: list, kinds, rows) -> None:
+        """A group's old result from its rows before the batch, the batch's changes folded in
+        order, and what the group emits."""
+        aggs, order = self.aggs, self.order
+        acc = aggs.init()
+        for row in before:
+            aggs.accumulate(acc, row)
+        group = None
+        if order is not None:
+            group = order.open(before)
+            order.fill(group, acc)
+        prev = key + aggs.values(acc) if acc[0] > 0 else None
+        for i in positions:
+            if ADDS[kinds[i]]:
+                aggs.accumulate(acc, rows[i])
+            else:
+                aggs.retract(acc, rows[i])
+            if group is not None:
+                order.fold(group, kinds[i], rows[i], i)  # type: ignore[union-attr]
+        if group is not None:
+            order.fill(group, acc)  # type: ignore[union-attr]
+            order.close(group)  # type: ignore[union-attr]
+        self._emit(out, key, acc, prev)
 
     def _emit(self, out: Batch, key: tuple, acc: list, prev: tuple | None) -> None:
         if acc[0] <= 0:

@@ -9,14 +9,20 @@ aggregate's output is exact either way).
 
 Eligible: a non-windowed GROUP BY with a group key, over a changelog source with a primary
 key under at most one Calc, group keys that are plain source columns, no non-deterministic
-function in the Calc, and only COUNT, SUM, SUM0, AVG and MIN/MAX (DISTINCT and FILTER
-allowed). LISTAGG, FIRST_VALUE and LAST_VALUE depend on the order rows arrived in, which a
-mirror (rows by primary key) does not keep, so they stay on GroupAggregate.
+function in the Calc, and only COUNT, SUM, SUM0, AVG, MIN/MAX (DISTINCT and FILTER allowed),
+LISTAGG (with a constant separator, if any), FIRST_VALUE and LAST_VALUE (FILTER allowed). The last
+three depend on the order values arrived in, which the mirror does not keep; the operator
+keeps an arrival number per source row for them (``runtime/delta_agg_order``). Not rewritten:
+their DISTINCT form (Flink's list then follows when each value was first seen, which is not
+a property of the rows still there), LISTAGG with a separator column (Flink joins with the
+last separator that arrived), and ARRAY/MAP/MULTISET arguments (compared by value per group).
 """
 
 from __future__ import annotations
 
 from deltaflow.formats.errors import PlanError
+from deltaflow.processor.exprs.nodes import Literal
+from deltaflow.processor.plan import AggCall
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.delta_nodes import (
     DeltaAggregate,
@@ -30,6 +36,8 @@ from deltaflow.processor.planner.traits import derive
 
 STRATEGY = "table.optimizer.delta-agg.strategy"
 ORDER_FREE = frozenset({"COUNT", "SUM", "SUM0", "$SUM0", "AVG", "MIN", "MAX"})
+ORDERED = frozenset({"LISTAGG", "FIRST_VALUE", "LAST_VALUE"})
+_UNHASHABLE = frozenset({"ARRAY", "MAP", "MULTISET"})
 
 
 def rewrite_delta_agg(node: L.LNode, settings: dict[str, str]) -> L.LNode:
@@ -63,13 +71,37 @@ def rewrite_delta_agg(node: L.LNode, settings: dict[str, str]) -> L.LNode:
 def _eligible(node: L.Aggregate, strategy: str) -> SourceRead | str:
     if not node.group_keys:
         return "it has no GROUP BY key to look the mirror up by"
-    unordered = [a.function for a in node.aggs if a.function.upper() not in ORDER_FREE]
-    if unordered:
-        return (
-            f"{unordered[0]} depends on the order rows arrived in, which the mirror does not keep"
-        )
+    for call in node.aggs:
+        reason = _unsupported(call, node.inputs[0])
+        if reason:
+            return reason
     read = read_source(node.inputs[0], node.group_keys, "input")
     if isinstance(read, str):
         return read
     reason = choose_index(read, strategy)
     return reason if reason else read
+
+
+def _unsupported(call: AggCall, child: L.LNode) -> str | None:
+    name = call.function.upper()
+    if name in ORDER_FREE:
+        return None
+    if name not in ORDERED:
+        return f"the delta aggregate does not compute {call.function}"
+    if call.distinct:
+        return (
+            f"{name}(DISTINCT ...) lists values in the order each was first seen, which the "
+            "delta aggregate does not track"
+        )
+    if len(call.args) > 1 and not _constant(child, call.args[1]):
+        return (
+            "LISTAGG with a separator column joins with the last separator that arrived, which "
+            "the delta aggregate does not track"
+        )
+    if call.args and child.fields[call.args[0]].type.root in _UNHASHABLE:
+        return f"{name} over a {child.fields[call.args[0]].type.root} column"
+    return None
+
+
+def _constant(child: L.LNode, column: int) -> bool:
+    return isinstance(child, L.Calc) and isinstance(child.projection[column], Literal)

@@ -1,0 +1,178 @@
+"""Arrival order for DeltaAggregate's LISTAGG, FIRST_VALUE and LAST_VALUE.
+
+Flink's retracting versions of these functions (``LISTAGG_RETRACT``, ``FIRST_VALUE_RETRACT``,
+``LAST_VALUE_RETRACT``) keep a group's non-null values in the order they arrived, and a
+retraction removes the *earliest* copy of the retracted value, whichever row it came from.
+So after rows 1=a, 2=w, 3=a and a delete of row 3, Flink's list is ``w,a`` (row 1's slot
+went), not ``a,w`` (the rows still there, in any order).
+
+The mirror holds rows, not that list, so this module keeps, per source row (by the source's
+primary key), one arrival number per order-dependent call: the slot the row's value holds in
+Flink's list. A group is rebuilt from its rows' numbers (sorted), the batch's changes are
+folded in as Flink folds them (append with a new number; remove the earliest equal value),
+and the numbers left are handed back to the rows holding those values. Rows whose number is
+unchanged are not rewritten, so the state written per batch is about the rows it changed.
+The numbers come from one counter per operator, advanced by the batch's length.
+"""
+
+from __future__ import annotations
+
+from deltaflow.formats.changelog import ADDS, Batch
+from deltaflow.processor.exprs.compile import compile_calc
+from deltaflow.processor.exprs.nodes import InputRef
+from deltaflow.processor.plan import AggCall, DeltaAggregate
+from deltaflow.processor.runtime.base import key_getter
+from deltaflow.processor.runtime.mirror import SourceReader
+
+ORDERED = frozenset({"LISTAGG", "FIRST_VALUE", "LAST_VALUE"})
+_COUNTER = (0,)
+
+
+def ordered_calls(calls: tuple[AggCall, ...]) -> list[tuple[int, AggCall]]:
+    """(accumulator slot, call) of each order-dependent call; slot 0 is the row count."""
+    return [(slot, c) for slot, c in enumerate(calls, start=1) if c.function.upper() in ORDERED]
+
+
+class _Group:
+    """One group while a batch is folded: its rows by primary key and each call's slots,
+    ``(arrival number, value)`` in arrival order."""
+
+    __slots__ = ("before", "live", "slots")
+
+    def __init__(self, before: list, live: dict, slots: list) -> None:
+        self.before, self.live, self.slots = before, live, slots
+
+
+class ArrivalOrder:
+    def __init__(self, node: DeltaAggregate, backend, ctx) -> None:
+        side = node.source
+        scan_types = node.inputs[0].types
+        width = len(side.projection)
+        pk_refs = [InputRef(scan_types[c], c) for c in side.primary_key]
+        # the operator's input row with the source's primary key appended
+        self.calc = compile_calc([*side.projection, *pk_refs], side.condition, ctx.eval_context())
+        self.pk_of = key_getter(tuple(range(width, width + len(pk_refs))))
+        self.calls = ordered_calls(node.aggs)
+        self.args = [(c.args[0], c.filter_arg) for _, c in self.calls]
+        self.numbers = backend.table(f"{node.node_id}:DeltaAggregate:arrival")
+        self.counter = backend.table(f"{node.node_id}:DeltaAggregate:next")
+        self.stored: dict[tuple, list | None] = {}
+        self.puts: dict[tuple, list] = {}
+        self.gone: set[tuple] = set()
+        self.base = 0
+
+    def changes(self, reader: SourceReader, batch: Batch) -> tuple[list[int], list[tuple]]:
+        """As ``reader.changes``, each row with its primary key appended."""
+        reader.mirror.apply(batch)
+        return self.calc(batch.kinds, batch.rows)
+
+    def rows(self, reader: SourceReader, keys: list[tuple], before: Batch) -> dict[tuple, list]:
+        """As ``reader.rows`` (rows with their primary key appended); loads their numbers."""
+        lookups = list(dict.fromkeys(tuple(k[p] for p in reader.positions) for k in keys))
+        found = reader.mirror.lookup(reader.index, lookups, before)
+        raw = [row for rows in found for row in rows]
+        rows = self.calc([0] * len(raw), raw)[1] if raw else []
+        wanted: dict[tuple, list[tuple]] = {k: [] for k in keys}
+        key_of = reader.key_of
+        for row in rows:
+            group = wanted.get(key_of(row))
+            if group is not None:
+                group.append(row)
+        pks = [self.pk_of(r) for r in rows]
+        self.stored = dict(zip(pks, self.numbers.get_many(pks), strict=True))
+        self.puts, self.gone = {}, set()
+        self.base = self.counter.get(_COUNTER) or 0
+        return wanted
+
+    def open(self, rows: list[tuple]) -> _Group:
+        """A group as it was before the batch: each call's values sorted by arrival."""
+        pk_of, stored = self.pk_of, self.stored
+        live = {pk_of(r): r for r in rows}
+        slots = []
+        for j, (arg, flt) in enumerate(self.args):
+            found = []
+            for pk, row in live.items():
+                v = row[arg]
+                if v is not None and (flt is None or row[flt] is True):
+                    numbers = stored.get(pk)
+                    found.append((-1 if numbers is None or numbers[j] is None else numbers[j], v))
+            found.sort(key=_number)
+            slots.append(found)
+        return _Group(list(live), live, slots)
+
+    def fold(self, group: _Group, kind: int, row: tuple, position: int) -> None:
+        """One change of the batch, as Flink's retracting functions take it."""
+        adds = ADDS[kind]
+        if adds:
+            group.live[self.pk_of(row)] = row
+        else:
+            group.live.pop(self.pk_of(row), None)
+        number = self.base + position
+        for (arg, flt), slots in zip(self.args, group.slots, strict=True):
+            v = row[arg]
+            if v is None or (flt is not None and row[flt] is not True):
+                continue
+            if adds:
+                slots.append((number, v))
+                continue
+            for i, (_, held) in enumerate(slots):
+                if held == v:
+                    del slots[i]
+                    break
+
+    def fill(self, group: _Group, acc: list) -> None:
+        """Puts each call's values, in Flink's order, into the group's accumulator."""
+        for (slot, call), slots in zip(self.calls, group.slots, strict=True):
+            values = [v for _, v in slots]
+            if len(call.args) > 1:  # LISTAGG(x, sep): [values, separator], sep a constant
+                acc[slot][0] = values
+            else:
+                acc[slot] = values
+
+    def close(self, group: _Group) -> None:
+        """Hands the group's arrival numbers back to the rows now holding those values."""
+        numbers = {pk: [None] * len(self.args) for pk in group.live}
+        for j, slots in enumerate(group.slots):
+            by_value: dict[object, list[int]] = {}
+            for number, v in slots:
+                by_value.setdefault(v, []).append(number)
+            self._hand_out(j, group.live, by_value, numbers)
+        stored = self.stored
+        for pk, new in numbers.items():
+            if stored.get(pk) != new:
+                self.puts[pk] = new
+        self.gone.update(pk for pk in group.before if pk not in group.live)
+
+    def _hand_out(self, j: int, live: dict, by_value: dict, numbers: dict) -> None:
+        """Rows keep their own number where it is still held by their value; the other rows of
+        a value take that value's remaining numbers (which row holds which does not matter:
+        Flink's list has values, not rows)."""
+        arg, flt = self.args[j]
+        waiting = []
+        for pk, row in live.items():
+            if flt is not None and row[flt] is not True:
+                continue
+            held = by_value.get(row[arg])
+            old = self.stored.get(pk)
+            mine = None if old is None else old[j]
+            if held is not None and mine is not None and mine in held:
+                held.remove(mine)
+                numbers[pk][j] = mine
+            elif held is not None:
+                waiting.append(pk)
+        for pk in waiting:
+            held = by_value[live[pk][arg]]
+            if held:
+                numbers[pk][j] = held.pop(0)
+
+    def finish(self, n_changes: int) -> None:
+        """Writes the numbers that changed and advances the counter past the batch."""
+        for pk in self.gone.difference(self.puts):
+            self.numbers.delete(pk)
+        for pk, new in self.puts.items():
+            self.numbers.put(pk, new)
+        self.counter.put(_COUNTER, self.base + n_changes)
+
+
+def _number(slot: tuple) -> int:
+    return slot[0]
