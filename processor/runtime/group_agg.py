@@ -14,129 +14,189 @@ and after it:
 State is read once per distinct key of the batch (``get_many``) and written once per
 key at the end. With mini-batch, all records of one key in the batch are folded
 first and the result is compared once (so a -U/+U pair gives at most one pair).
+
+The loop over a batch is ONE generated function per operator (``_compile_per_record``,
+``_compile_fold``): the fold of every aggregate, the result values and the emit rules
+are written inline for the job's aggregate list, so a record costs a few bytecodes and
+no call per aggregate. A Calc that only selects columns for this node (``fused``) is
+folded into it: the operator reads the Calc's input rows at the selected positions.
 """
 
 from __future__ import annotations
 
-from deltaflow.formats.changelog import ADDS, DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch
-from deltaflow.processor.plan import GroupAggregate
+from dataclasses import replace
+
+from deltaflow.formats.changelog import (
+    ADDS,
+    DELETE,
+    INSERT,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    Batch,
+)
+from deltaflow.processor.exprs.nodes import InputRef
+from deltaflow.processor.plan import AggCall, Calc, GroupAggregate
 from deltaflow.processor.runtime.aggs import Aggregates
-from deltaflow.processor.runtime.base import Operator, StateKeys, key_getter
+from deltaflow.processor.runtime.base import Operator, StateKeys
+
+_EMIT = {"_adds": ADDS, "_I": INSERT, "_UB": UPDATE_BEFORE, "_UA": UPDATE_AFTER, "_D": DELETE}
+
+
+def fusable_projection(calc: Calc) -> list[int] | None:
+    """The input column of each output column of a Calc that only selects columns
+    (no condition, every expression a column reference); otherwise None."""
+    if calc.condition is not None or not all(isinstance(e, InputRef) for e in calc.projection):
+        return None
+    return [e.index for e in calc.projection]  # type: ignore[attr-defined]
+
+
+def _remap(call: AggCall, columns: list[int]) -> AggCall:
+    filter_arg = None if call.filter_arg is None else columns[call.filter_arg]
+    return replace(call, args=tuple(columns[i] for i in call.args), filter_arg=filter_arg)
 
 
 class GroupAggOperator(Operator):
-    def __init__(self, node: GroupAggregate, backend, ctx) -> None:
+    def __init__(self, node: GroupAggregate, backend, ctx, fused: Calc | None = None) -> None:
         self.node = node
-        self.key_of = key_getter(node.group_keys)
-        self.aggs = Aggregates(node.aggs, node.inputs[0].types)
+        calls, keys, types = node.aggs, node.group_keys, list(node.inputs[0].types)
+        columns = None if fused is None else fusable_projection(fused)
+        if fused is not None and columns is not None:
+            calls = tuple(_remap(c, columns) for c in calls)
+            keys = tuple(columns[k] for k in keys)
+            types = list(fused.inputs[0].types)
+        self.aggs = Aggregates(calls, types)
         self.state = backend.table(f"{node.node_id}:GroupAggregate:acc")
         self.state_keys = StateKeys()
         self.update_before = node.emits_update_before
         self.mini_batch = ctx.mini_batch
         self.emit_unchanged = ctx.state_ttl_ms > 0
+        item = "".join(f"r[{k}], " for k in keys)
+        self.keys_of = self.aggs.build(
+            [f"def keys(rows):\n    return [({item}) for r in rows]"], "keys"
+        )
+        self.run = self._compile_fold() if self.mini_batch else self._compile_per_record()
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
             return Batch()
-        keys = [self.key_of(r) for r in batch.rows]
+        keys = self.keys_of(batch.rows)
         encoded = self.state_keys.of(keys)  # each key encoded once
         accs = self._load(encoded)
         if self.mini_batch:
             out = self._fold_per_key(batch, keys, accs)
         else:
-            out = self._per_record(batch, keys, accs)
+            values = self.aggs.values
+            results = {k: None if a is None else k + values(a) for k, a in accs.items()}
+            out = Batch()
+            self.run(
+                batch.kinds, batch.rows, keys, accs, results, out.kinds.append, out.rows.append
+            )
         self._store(accs, encoded)
         return out
 
     def _load(self, encoded: dict[tuple, bytes]) -> dict[tuple, list | None]:
-        load = self.aggs.load
         stored = self.state.get_many_encoded(list(encoded.values()))
+        if self.aggs.plain:  # the stored list is the accumulator
+            return dict(zip(encoded, stored, strict=True))
+        load = self.aggs.load
         return {
             k: None if raw is None else load(raw) for k, raw in zip(encoded, stored, strict=True)
         }
 
     def _store(self, accs: dict[tuple, list | None], encoded: dict[tuple, bytes]) -> None:
-        dump = self.aggs.dump
+        dump = None if self.aggs.plain else self.aggs.dump
+        put, delete = self.state.put_encoded, self.state.delete_encoded
         for key, acc in accs.items():
             if acc is None:
-                self.state.delete_encoded(encoded[key])
+                delete(encoded[key])
             else:
-                self.state.put_encoded(encoded[key], dump(acc))
+                put(encoded[key], acc if dump is None else dump(acc))
 
-    def _per_record(self, batch: Batch, keys: list[tuple], accs: dict) -> Batch:
+    def _compile_per_record(self):  # noqa: ANN202
+        """``run(kinds, rows, keys, accs, results, ok, ov)``: folds each record on its own
+        and emits through ``ok``/``ov`` (append kind / row), as Flink's GroupAggFunction."""
         aggs = self.aggs
-        ub, emit_unchanged = self.update_before, self.emit_unchanged
-        out_kinds: list[int] = []
-        out_rows: list[tuple] = []
-        results = {k: None if a is None else k + aggs.values(a) for k, a in accs.items()}
-        for kind, row, key in zip(batch.kinds, batch.rows, keys, strict=True):
-            acc = accs[key]
-            adds = ADDS[kind]
+        changed = "else:" if self.emit_unchanged else "elif new != prev:"
+        before = "                ok(_UB)\n                ov(prev)\n" if self.update_before else ""
+        add = "\n".join(aggs.fold_lines(False, " " * 12, "acc", "r"))
+        sub = "\n".join(aggs.fold_lines(True, " " * 12, "acc", "r"))
+        source = f"""def run(kinds, rows, keys, accs, results, ok, ov, {_defaults()}):
+    for kind, r, key in zip(kinds, rows, keys):
+        acc = accs[key]
+        if _adds[kind]:
             if acc is None:
-                if not adds:
-                    continue
-                acc = accs[key] = aggs.init()
-            prev = results[key]
-            if adds:
-                aggs.accumulate(acc, row)
-            else:
-                aggs.retract(acc, row)
-            if acc[0] > 0:
-                new = key + aggs.values(acc)
-                if prev is None:
-                    out_kinds.append(INSERT)
-                    out_rows.append(new)
-                elif new != prev or emit_unchanged:
-                    if ub:
-                        out_kinds.append(UPDATE_BEFORE)
-                        out_rows.append(prev)
-                    out_kinds.append(UPDATE_AFTER)
-                    out_rows.append(new)
-                results[key] = new
-            else:
-                if prev is not None:
-                    out_kinds.append(DELETE)
-                    out_rows.append(prev)
-                accs[key] = None
-                results[key] = None
-        return Batch(out_kinds, out_rows)
+                acc = accs[key] = {aggs.init_expr()}
+{add}
+        else:
+            if acc is None:
+                continue
+{sub}
+        prev = results[key]
+        if acc[0] > 0:
+            new = key + {aggs.values_expr("acc")}
+            if prev is None:
+                ok(_I)
+                ov(new)
+            {changed}
+{before}                ok(_UA)
+                ov(new)
+            results[key] = new
+        else:
+            if prev is not None:
+                ok(_D)
+                ov(prev)
+            accs[key] = None
+            results[key] = None
+"""
+        return self._build(source, "run")
+
+    def _compile_fold(self):  # noqa: ANN202
+        """``fold(kinds, rows, keys, accs)``: every record folded into its key's accumulator;
+        leading retractions of a group without state are dropped, as Flink does."""
+        aggs = self.aggs
+        add = "\n".join(aggs.fold_lines(False, " " * 12, "acc", "r"))
+        sub = "\n".join(aggs.fold_lines(True, " " * 12, "acc", "r"))
+        source = f"""def fold(kinds, rows, keys, accs, {_defaults()}):
+    for kind, r, key in zip(kinds, rows, keys):
+        acc = accs[key]
+        if _adds[kind]:
+            if acc is None:
+                acc = accs[key] = {aggs.init_expr()}
+{add}
+        elif acc is not None:
+{sub}
+"""
+        return self._build(source, "fold")
+
+    def _build(self, source: str, name: str):  # noqa: ANN202
+        fn = self.aggs.build([source], name, _EMIT)
+        fn.__deltaflow_source__ = source
+        return fn
 
     def _fold_per_key(self, batch: Batch, keys: list[tuple], accs: dict) -> Batch:
-        grouped: dict[tuple, list[int]] = {}
-        for i, key in enumerate(keys):
-            grouped.setdefault(key, []).append(i)
-        aggs = self.aggs
+        values = self.aggs.values
+        prevs = [None if a is None else k + values(a) for k, a in accs.items()]
+        self.run(batch.kinds, batch.rows, keys, accs)
         out = Batch()
-        kinds, rows = batch.kinds, batch.rows
-        for key, positions in grouped.items():
-            acc = accs[key]
-            first = acc is None
-            if first:
-                # leading retractions for a group without state are dropped, as Flink does
-                while positions and not ADDS[kinds[positions[0]]]:
-                    positions = positions[1:]
-                if not positions:
-                    continue
-                acc = aggs.init()
-            prev = None if first else key + aggs.values(acc)
-            for i in positions:
-                if ADDS[kinds[i]]:
-                    aggs.accumulate(acc, rows[i])
-                else:
-                    aggs.retract(acc, rows[i])
-            accs[key] = self._emit_folded(out, key, acc, prev)
+        emit_unchanged, ub = self.emit_unchanged, self.update_before
+        for (key, acc), prev in zip(list(accs.items()), prevs, strict=True):
+            if acc is None:  # no state and only retractions: dropped
+                continue
+            if acc[0] <= 0:
+                if prev is not None:
+                    out.append(DELETE, prev)
+                accs[key] = None
+                continue
+            new = key + values(acc)
+            if prev is None:
+                out.append(INSERT, new)
+            elif new != prev or emit_unchanged:
+                if ub:
+                    out.append(UPDATE_BEFORE, prev)
+                out.append(UPDATE_AFTER, new)
         return out
 
-    def _emit_folded(self, out: Batch, key: tuple, acc: list, prev: tuple | None) -> list | None:
-        if acc[0] <= 0:
-            if prev is not None:
-                out.append(DELETE, prev)
-            return None
-        new = key + self.aggs.values(acc)
-        if prev is None:
-            out.append(INSERT, new)
-        elif new != prev or self.emit_unchanged:
-            if self.update_before:
-                out.append(UPDATE_BEFORE, prev)
-            out.append(UPDATE_AFTER, new)
-        return acc
+
+def _defaults() -> str:
+    """Keyword defaults binding the row kinds as locals of a generated function."""
+    return ", ".join(f"{name}={name}" for name in _EMIT)

@@ -1,0 +1,274 @@
+"""Aggregate functions with retraction, as Flink's streaming aggregates compute them.
+
+Each function keeps one slot of a group's accumulator list (see ``aggs.Aggregates``,
+which folds rows into that list with generated code and calls these objects only for
+the functions it does not write inline).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, Context, Decimal
+
+from deltaflow.formats.errors import PlanError
+from deltaflow.formats.types import APPROX_ROOTS, DECIMAL, INTEGER_ROOTS, DataType
+from deltaflow.processor.plan import AggCall
+
+INT_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
+_WIDE = Context(prec=80, rounding=ROUND_HALF_UP)  # wide enough for any DECIMAL(38, s)
+# Sums of DECIMAL values add in WIDE: exact whatever the caller's decimal context is
+# (the default context keeps 28 digits, fewer than DECIMAL(38, s) holds).
+WIDE = _WIDE
+_DIVIDE = Context(prec=80, rounding=ROUND_HALF_EVEN)
+_QUANTUM = [Decimal(1).scaleb(-s) for s in range(39)]
+
+
+def wrap_integer(value: int, dtype: DataType) -> int:
+    """Java two's-complement overflow of an integer type (INT 32-bit, BIGINT 64-bit)."""
+    bits = INT_BITS[dtype.root]
+    half = 1 << (bits - 1)
+    if -half <= value < half:
+        return value
+    return (value + half) % (1 << bits) - half
+
+
+def cast_number(value: object, dtype: DataType) -> object:
+    """A sum or average as a value of the result type (DECIMAL scale HALF_UP, ints wrapped)."""
+    if value is None:
+        return None
+    root = dtype.root
+    if root == DECIMAL:
+        if type(value) is not Decimal:
+            value = Decimal(value)  # type: ignore[arg-type]
+        return value.quantize(_QUANTUM[dtype.scale or 0], context=_WIDE)
+    if root in INTEGER_ROOTS:
+        if isinstance(value, Decimal):
+            value = int(value.to_integral_value(rounding=ROUND_DOWN))
+        return wrap_integer(int(value), dtype)  # type: ignore[call-overload]
+    if root in APPROX_ROOTS:
+        return float(value)  # type: ignore[arg-type]
+    return value
+
+
+def zero_of(dtype: DataType) -> object:
+    if dtype.root == DECIMAL:
+        return cast_number(0, dtype)
+    if dtype.root in APPROX_ROOTS:
+        return 0.0
+    return 0
+
+
+class Count:
+    def init(self) -> object:
+        return 0
+
+    def add(self, acc, v):
+        return acc + 1
+
+    def retract(self, acc, v):
+        return acc - 1
+
+    def value(self, acc):
+        return acc
+
+
+class Sum:
+    """[sum, count of non-null values]; NULL when the count is 0 (SUM0: zero)."""
+
+    def __init__(self, dtype: DataType, zero_when_empty: bool) -> None:
+        self.dtype = dtype
+        self.empty = zero_of(dtype) if zero_when_empty else None
+        decimal = dtype.root == DECIMAL
+        self.start = Decimal(0) if decimal else 0
+        self.plus = WIDE.add if decimal else operator.add
+        self.minus = WIDE.subtract if decimal else operator.sub
+
+    def init(self):
+        return [self.start, 0]
+
+    def add(self, acc, v):
+        acc[0] = self.plus(acc[0], v)
+        acc[1] += 1
+        return acc
+
+    def retract(self, acc, v):
+        acc[0] = self.minus(acc[0], v)
+        acc[1] -= 1
+        return acc
+
+    def value(self, acc):
+        if acc[1] == 0:
+            return self.empty
+        total = acc[0]
+        if self.dtype.root in INT_BITS and type(total) is int:
+            return wrap_integer(total, self.dtype)
+        return cast_number(total, self.dtype)
+
+
+class Avg(Sum):
+    """Flink's AVG: sum / count in the result type; integer AVG truncates toward zero."""
+
+    def __init__(self, dtype: DataType) -> None:
+        super().__init__(dtype, zero_when_empty=False)
+
+    def value(self, acc):
+        total, count = acc
+        if count == 0:
+            return None
+        if self.dtype.root in INTEGER_ROOTS:
+            quotient = abs(total) // count
+            return cast_number(quotient if total >= 0 else -quotient, self.dtype)
+        if self.dtype.root == DECIMAL:
+            return cast_number(_DIVIDE.divide(Decimal(total), count), self.dtype)
+        return float(total) / count
+
+
+class MinMax:
+    """MIN/MAX with retraction: value -> count of copies."""
+
+    def __init__(self, pick: Callable) -> None:
+        self.pick = pick
+
+    def init(self):
+        return {}
+
+    def add(self, acc, v):
+        acc[v] = acc.get(v, 0) + 1
+        return acc
+
+    def retract(self, acc, v):
+        n = acc.get(v, 0)
+        if n <= 1:
+            acc.pop(v, None)
+        else:
+            acc[v] = n - 1
+        return acc
+
+    def value(self, acc):
+        return self.pick(acc) if acc else None
+
+    def dump(self, acc):
+        return [[k, n] for k, n in acc.items()]
+
+    def load(self, raw):
+        return {k: n for k, n in raw}
+
+
+class Ordered:
+    """The non-null values in arrival order; a retraction removes the earliest copy.
+
+    Backs LISTAGG (joined with the separator), FIRST_VALUE and LAST_VALUE, as Flink's
+    ``...WithRetract`` aggregate functions do.
+    """
+
+    def __init__(self, result: Callable[[list], object]) -> None:
+        self.result = result
+
+    def init(self):
+        return []
+
+    def add(self, acc, v):
+        acc.append(v)
+        return acc
+
+    def retract(self, acc, v):
+        try:
+            acc.remove(v)
+        except ValueError:
+            pass
+        return acc
+
+    def value(self, acc):
+        return self.result(acc) if acc else None
+
+
+class ListAggWs:
+    """``LISTAGG(value, separator)`` with the separator a column: each argument pair is
+    ``(value, separator)``; the last separator seen joins the values (as Flink)."""
+
+    def init(self):
+        return [[], ","]
+
+    def add(self, acc, v):
+        acc[0].append(v[0])
+        acc[1] = v[1]
+        return acc
+
+    def retract(self, acc, v):
+        try:
+            acc[0].remove(v[0])
+        except ValueError:
+            pass
+        return acc
+
+    def value(self, acc):
+        return acc[1].join(acc[0]) if acc[0] else None
+
+
+class Distinct:
+    """``AGG(DISTINCT x)``: the inner function sees a value when its count goes 0 -> 1 -> 0."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    def init(self):
+        return [{}, self.inner.init()]
+
+    def add(self, acc, v):
+        seen = acc[0]
+        n = seen.get(v, 0)
+        seen[v] = n + 1
+        if n == 0:
+            acc[1] = self.inner.add(acc[1], v)
+        return acc
+
+    def retract(self, acc, v):
+        seen = acc[0]
+        n = seen.get(v, 0)
+        if n == 0:
+            return acc
+        if n == 1:
+            del seen[v]
+            acc[1] = self.inner.retract(acc[1], v)
+        else:
+            seen[v] = n - 1
+        return acc
+
+    def value(self, acc):
+        return self.inner.value(acc[1])
+
+    def dump(self, acc):
+        inner = getattr(self.inner, "dump", None)
+        return [[[k, n] for k, n in acc[0].items()], inner(acc[1]) if inner else acc[1]]
+
+    def load(self, raw):
+        inner = getattr(self.inner, "load", None)
+        return [{k: n for k, n in raw[0]}, inner(raw[1]) if inner else raw[1]]
+
+
+def make_function(call: AggCall, arg_type: DataType | None):
+    name = call.function.upper()
+    if name == "COUNT":
+        return Count()
+    if name in ("SUM", "SUM0", "$SUM0"):
+        return Sum(call.type, zero_when_empty=name != "SUM")
+    if name == "AVG":
+        return Avg(call.type)
+    if name == "MIN":
+        return MinMax(min)
+    if name == "MAX":
+        return MinMax(max)
+    if name == "LISTAGG" and len(call.args) == 2:
+        return ListAggWs()
+    if name == "LISTAGG":
+        sep = str(call.params[0]) if call.params else ","
+        return Ordered(sep.join)
+    if name == "FIRST_VALUE":
+        return Ordered(lambda values: values[0])
+    if name == "LAST_VALUE":
+        return Ordered(lambda values: values[-1])
+    raise PlanError(
+        f"aggregate function {call.function} ({call.name}) is not supported by the streaming "
+        "runtime; use COUNT, SUM, SUM0, AVG, MIN, MAX, LISTAGG, FIRST_VALUE or LAST_VALUE"
+    )
