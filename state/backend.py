@@ -78,16 +78,23 @@ class StateBackend:
         return table
 
     def indexed(
-        self, name: str, key_columns: list[int], indexes: dict[str, list[int]]
+        self,
+        name: str,
+        key_columns: list[int],
+        indexes: dict[str, list[int]],
+        types: list | None = None,
+        values: TypedValues | None = None,
     ) -> IndexedTable:
         """The mirror of a CDC table keyed by ``key_columns`` with secondary ``indexes``.
 
         One object per name: operators that share a source share its mirror, and an
-        index asked for by a later caller is added (and backfilled) on the way.
+        index asked for by a later caller is added (and backfilled) on the way. The
+        first caller's ``types`` (column types: compiled key encoders) and ``values``
+        (the rows' codec) count.
         """
         mirror = self._mirrors.get(name)
         if mirror is None:
-            mirror = IndexedTable(self, name, key_columns, indexes)
+            mirror = IndexedTable(self, name, key_columns, indexes, types, values)
             self._mirrors[name] = mirror
             return mirror
         if list(key_columns) != mirror.key_columns:

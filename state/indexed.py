@@ -15,19 +15,27 @@ stopped before its commit) is rebuilt from the rows when the table is opened.
 A batch is applied per distinct primary key: the stored rows of the batch's keys
 are read once (sorted), the changes are replayed in memory, and only the final
 row of each key is written, with its index entries moved when an indexed column
-changed.
+changed. Each key is encoded once per batch, and with the row ``types`` given,
+by encoders compiled for the key columns' types (``typed_keys``); index tables
+store no value bytes.
+
+Lookups take a batch of index keys: on the full primary key one sorted
+``getmulti``; otherwise one cursor visits the sorted prefixes and the rows of
+every primary key found are read in one more sorted pass.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from deltaflow.formats.changelog import ADDS
 from deltaflow.formats.errors import StateError
+from deltaflow.formats.types import DataType
 from deltaflow.state.keys import encode_key
-from deltaflow.state.table import StateTable
+from deltaflow.state.table import KeysOnly, StateTable
+from deltaflow.state.typed_keys import key_encoder
 
 if TYPE_CHECKING:
     from deltaflow.state.backend import StateBackend
@@ -43,13 +51,19 @@ def key_getter(columns: list[int]) -> Callable[[tuple], tuple]:
     return itemgetter(*columns)
 
 
-class _Index:
-    __slots__ = ("columns", "getter", "table")
+def _encoder(columns: list[int], types: Sequence[DataType] | None) -> Callable[[tuple], bytes]:
+    return encode_key if types is None else key_encoder([types[c] for c in columns])
 
-    def __init__(self, columns: list[int], table: StateTable | None) -> None:
+
+class _Index:
+    __slots__ = ("columns", "encode", "getter", "table", "unique")
+
+    def __init__(self, columns: list[int], table: StateTable | None, encode, unique: bool) -> None:
         self.columns = list(columns)
         self.getter = key_getter(self.columns)
+        self.encode = encode
         self.table = table  # None: a primary-key prefix, scanned on the row table
+        self.unique = unique  # the whole primary key: one row at most per index key
 
 
 class IndexedTable:
@@ -61,7 +75,11 @@ class IndexedTable:
         name: str,
         key_columns: list[int],
         indexes: dict[str, list[int]],
+        types: Sequence[DataType] | None = None,
+        values: object | None = None,
     ) -> None:
+        """``types``: the rows' column types, for compiled key encoders; ``values``: the
+        rows' value codec (a ``TypedValues``), if they have one type."""
         if not key_columns:
             raise StateError(f"indexed table {name!r} needs at least one primary key column")
         if INDEX_SEPARATOR in name:
@@ -70,7 +88,9 @@ class IndexedTable:
         self.key_columns = list(key_columns)
         self._backend = backend
         self._pk = key_getter(self.key_columns)
-        self._rows = backend.table(name)
+        self._types = None if types is None else list(types)
+        self._encode_pk = _encoder(self.key_columns, self._types)
+        self._rows = backend.table(name, values)  # type: ignore[arg-type]
         self._indexes: dict[str, _Index] = {}
         for index_name, columns in indexes.items():
             self.build_index(index_name, columns)
@@ -88,12 +108,17 @@ class IndexedTable:
         of a key that is not there), so that the caller can apply its bad-input
         policy; such a change deletes nothing.
         """
-        pk_of = self._pk
-        pks = [pk_of(row) for row in rows]
-        encoded = {pk: encode_key(pk) for pk in dict.fromkeys(pks)}
-        before = dict(
-            zip(encoded, self._rows.get_many_encoded(list(encoded.values())), strict=True)
-        )
+        return self.apply_changes(kinds, rows)[1]
+
+    def apply_changes(
+        self, kinds: list[int], rows: list[tuple]
+    ) -> tuple[dict[tuple, tuple | None], list[int]]:
+        """``apply``, also returning each changed primary key's row from before the batch
+        (None: absent) with the contradictions."""
+        pks = list(map(self._pk, rows))
+        distinct = list(dict.fromkeys(pks))
+        encoded = list(map(self._encode_pk, distinct))
+        before = dict(zip(distinct, self._rows.get_many_encoded(encoded), strict=True))
         after = dict(before)
         contradictions = []
         for position, (kind, pk, row) in enumerate(zip(kinds, pks, rows, strict=True)):
@@ -103,38 +128,43 @@ class IndexedTable:
                 contradictions.append(position)
             else:
                 after[pk] = None
-        for pk, new in after.items():
+        indexes = [index for index in self._indexes.values() if index.table is not None]
+        rows_table = self._rows
+        for kb, (pk, new) in zip(encoded, after.items(), strict=True):
             old = before[pk]
-            if new is not old:
-                self._write(encoded[pk], old, new)
-        return contradictions
+            if new is old:
+                continue
+            if new is None:
+                rows_table.delete_encoded(kb)
+            else:
+                rows_table.put_encoded(kb, new)
+            for index in indexes:
+                self._move(index, kb, old, new)
+        return before, contradictions
 
-    def _write(self, kb: bytes, old: tuple | None, new: tuple | None) -> None:
-        if new is None:
-            self._rows.delete_encoded(kb)
-        else:
-            self._rows.put_encoded(kb, new)
-        for index in self._indexes.values():
-            if index.table is None:
-                continue
-            old_key = None if old is None else index.getter(old)
-            new_key = None if new is None else index.getter(new)
-            if old_key == new_key and (old is None) == (new is None):
-                continue
-            if old is not None:
-                index.table.delete_encoded(encode_key(old_key) + kb)
-            if new is not None:
-                index.table.put_encoded(encode_key(new_key) + kb, None)
+    @staticmethod
+    def _move(index: _Index, kb: bytes, old: tuple | None, new: tuple | None) -> None:
+        """Moves the index entry of the row keyed ``kb`` from ``old`` to ``new``."""
+        old_key = None if old is None else index.getter(old)
+        new_key = None if new is None else index.getter(new)
+        if old_key == new_key and (old is None) == (new is None):
+            return
+        if old is not None:
+            index.table.delete_encoded(index.encode(old_key) + kb)  # type: ignore[union-attr]
+        if new is not None:
+            index.table.put_encoded(index.encode(new_key) + kb, None)  # type: ignore[union-attr]
 
     def build_index(self, name: str, columns: list[int]) -> None:
         """Add a secondary index on ``columns``, backfilled from the rows if needed."""
         if not columns:
             raise StateError(f"index {name!r} of table {self.name!r} needs at least one column")
+        encode = _encoder(list(columns), self._types)
         if list(columns) == self.key_columns[: len(columns)]:
-            self._indexes[name] = _Index(columns, None)
+            unique = len(columns) == len(self.key_columns)
+            self._indexes[name] = _Index(columns, None, encode, unique)
             return
-        table = self._backend.table(f"{self.name}{INDEX_SEPARATOR}{name}")
-        index = _Index(columns, table)
+        table = self._backend.table(f"{self.name}{INDEX_SEPARATOR}{name}", KeysOnly)  # type: ignore[arg-type]
+        index = _Index(columns, table, encode, False)
         txn = self._backend.read_txn()
         committed_match = txn.stat(table.db)["entries"] == txn.stat(self._rows.db)["entries"]
         if not committed_match or self._rows.has_pending():
@@ -143,8 +173,8 @@ class IndexedTable:
 
     def _rebuild(self, index: _Index) -> None:
         table = index.table
-        stale = [kb for kb, _ in table.scan_encoded(b"")]
-        fresh = [encode_key(index.getter(row)) + kb for kb, row in self._rows.scan_encoded(b"")]
+        stale = table.scan_many([b""], values=False)[0]
+        fresh = [index.encode(index.getter(row)) + kb for kb, row in self._rows.scan_encoded(b"")]
         for kb in stale:
             table.delete_encoded(kb)
         for kb in fresh:
@@ -163,25 +193,41 @@ class IndexedTable:
     def lookup(self, index: str, keys: list[tuple]) -> list[list[tuple]]:
         """For each index key, the rows whose index columns equal it (in primary key order).
 
-        Keys are looked up once each, in key order; results are in input order. A
-        NULL in a key matches rows whose column is NULL: SQL join semantics (NULL
-        matches nothing) are the caller's to apply.
+        Keys are looked up once each, in key order; results are in input order (a
+        new list per key). A NULL in a key matches rows whose column is NULL: SQL join
+        semantics (NULL matches nothing) are the caller's to apply.
         """
         spec = self._indexes.get(index)
         if spec is None:
             raise StateError(
                 f"table {self.name!r} has no index {index!r}; it has {sorted(self._indexes)}"
             )
-        prefixes = {key: encode_key(key) for key in keys}
-        found: dict[tuple, list[tuple]] = {}
-        for key, prefix in sorted(prefixes.items(), key=_second):
-            if spec.table is None:
-                found[key] = [row for _, row in self._rows.scan_encoded(prefix)]
-            else:
-                cut = len(prefix)
-                pks = [kb[cut:] for kb, _ in spec.table.scan_encoded(prefix)]
-                found[key] = self._rows.get_many_encoded(pks) if pks else []
-        return [found[key] for key in keys]
+        distinct = list(dict.fromkeys(keys))
+        encoded = list(map(spec.encode, distinct))
+        if spec.unique:
+            found = [[] if r is None else [r] for r in self._rows.get_many_encoded(encoded)]
+        else:
+            found = self._scan(spec, sorted(set(encoded)), encoded)
+        if len(distinct) == len(keys):
+            return found
+        by_key = dict(zip(distinct, found, strict=True))
+        return [list(by_key[key]) for key in keys]
+
+    def _scan(self, spec: _Index, prefixes: list[bytes], encoded: list[bytes]) -> list[list]:
+        """The rows under each of ``encoded`` (``prefixes``: the same, sorted)."""
+        if spec.table is None:
+            scanned = self._rows.scan_many(prefixes)
+            by_prefix = {
+                p: [row for _, row in found] for p, found in zip(prefixes, scanned, strict=True)
+            }
+            return [by_prefix[p] for p in encoded]
+        scanned = spec.table.scan_many(prefixes, values=False)
+        cuts = {
+            p: [kb[len(p) :] for kb in found] for p, found in zip(prefixes, scanned, strict=True)
+        }
+        pks = sorted({pk for found in cuts.values() for pk in found})
+        rows = dict(zip(pks, self._rows.get_many_encoded(pks), strict=True)) if pks else {}
+        return [[rows[pk] for pk in cuts[p]] for p in encoded]
 
     def count(self) -> int:
         """The number of rows."""
@@ -190,7 +236,3 @@ class IndexedTable:
     def items(self) -> list[tuple[tuple, tuple]]:
         """Every (primary key, row) in key order (for tests and inspection)."""
         return self._rows.items()
-
-
-def _second(item: tuple[tuple, bytes]) -> bytes:
-    return item[1]

@@ -103,6 +103,35 @@ class StateTable:
                 yield pending
             pending = next(buffered, None)
 
+    def scan_many(self, prefixes: list[bytes], values: bool = True) -> list[list]:
+        """For each of ``prefixes`` (in ascending byte order), its (key, value) entries in
+        key order, buffered writes merged in; with ``values=False`` the keys only, nothing
+        decoded. One cursor serves every prefix, moving forward."""
+        cursor = self._backend.read_txn().cursor(db=self._db)
+        decode = self._decode
+        out: list[list] = []
+        for prefix in prefixes:
+            found: list = []
+            if cursor.set_range(prefix) if prefix else cursor.first():
+                if values:
+                    for kb, data in cursor:
+                        if not kb.startswith(prefix):
+                            break
+                        found.append((kb, data))
+                else:
+                    for kb in cursor.iternext(values=False):
+                        if not kb.startswith(prefix):
+                            break
+                        found.append(kb)
+            buffered = self._buffered_list(prefix) if self._buffer else None
+            if buffered:
+                out.append(_merged(found, buffered, decode, values))
+            elif values:
+                out.append([(kb, decode(data)) for kb, data in found])
+            else:
+                out.append(found)
+        return out
+
     def items(self) -> list[tuple[tuple, object]]:
         """Every (key, value) in key order (for tests and inspection)."""
         return list(self.scan_prefix(()))
@@ -161,6 +190,9 @@ class StateTable:
     def _buffered_range(self, prefix: bytes) -> Iterator[tuple[bytes, object]]:
         if not self._buffer:
             return iter(())
+        return iter(self._buffered_list(prefix))
+
+    def _buffered_list(self, prefix: bytes) -> list[tuple[bytes, object]]:
         if self._unsorted:
             self._unsorted.sort()
             self._sorted += self._unsorted
@@ -171,7 +203,7 @@ class StateTable:
         start = bisect_left(keys, prefix)
         stop = len(keys) if end is None else bisect_left(keys, end, start)
         buffer = self._buffer
-        return iter([(kb, buffer[kb]) for kb in keys[start:stop]])
+        return [(kb, buffer[kb]) for kb in keys[start:stop]]
 
     def _stored_range(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
         cursor = self._backend.read_txn().cursor(db=self._db)
@@ -185,3 +217,32 @@ class StateTable:
 
 def _first(item: tuple[bytes, object]) -> bytes:
     return item[0]
+
+
+def _merged(stored: list, buffered: list[tuple[bytes, object]], decode, values: bool) -> list:
+    """Stored entries (raw) of one prefix overlaid with its buffered writes, in key order."""
+    if values:
+        merged: dict[bytes, object] = {kb: decode(data) for kb, data in stored}
+    else:
+        merged = dict.fromkeys(stored)
+    for kb, value in buffered:
+        if value is DELETED:
+            merged.pop(kb, None)
+        else:
+            merged[kb] = value
+    if values:
+        return sorted(merged.items(), key=_first)
+    return sorted(merged)
+
+
+class KeysOnly:
+    """The value codec of a table whose keys are the data (an index): every value is
+    None, stored as no bytes; anything stored before reads as None too."""
+
+    @staticmethod
+    def encode(value: object) -> bytes:
+        return b""
+
+    @staticmethod
+    def decode(data: bytes) -> None:
+        return None

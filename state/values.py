@@ -70,7 +70,9 @@ def encode_value(value: object) -> bytes:
 
 
 def decode_value(data: bytes) -> object:
-    """The value ``encode_value`` turned into ``data``."""
+    """The value ``encode_value`` turned into ``data`` (no bytes: an index's None)."""
+    if not data:
+        return None
     tag = data[0]
     if tag == _ROW:
         return tuple(_decoder.decode(memoryview(data)[1:]))

@@ -21,8 +21,9 @@ from deltaflow.formats.changelog import Batch
 from deltaflow.processor.exprs.compile import compile_calc
 from deltaflow.processor.exprs.nodes import InputRef
 from deltaflow.processor.plan import Key, MirrorSide
-from deltaflow.processor.runtime.base import RuntimeContext, key_getter
+from deltaflow.processor.runtime.base import RuntimeContext, key_getter, row_shape
 from deltaflow.state.indexed import IndexedTable
+from deltaflow.state.values import TypedValues
 
 _MIRRORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # backend -> {name: Mirror}
 
@@ -39,11 +40,18 @@ class Mirror:
         self._before_by_index: dict[str, dict[tuple, list[tuple]]] = {}
 
     @classmethod
-    def open(cls, backend, side: MirrorSide) -> Mirror:
-        """The job's mirror named ``side.mirror``, with ``side``'s index added if new."""
+    def open(cls, backend, side: MirrorSide, types: list | None = None) -> Mirror:
+        """The job's mirror named ``side.mirror``, with ``side``'s index added if new.
+
+        ``types``: the scan row's column types (the first opener's count), for key
+        encoders compiled per column type and rows stored as typed msgpack."""
         mirrors = _MIRRORS.setdefault(backend, {})
         name = index_name(side.index)
-        table = backend.indexed(side.mirror, list(side.primary_key), {name: list(side.index)})
+        shape = None if types is None else row_shape(types)
+        values = None if shape is None else TypedValues(shape)
+        table = backend.indexed(
+            side.mirror, list(side.primary_key), {name: list(side.index)}, types, values
+        )
         mirror = mirrors.get(side.mirror)
         if mirror is None or mirror.table is not table:
             mirror = mirrors[side.mirror] = cls(table)
@@ -53,10 +61,9 @@ class Mirror:
         """Applies a batch of the scan's changes, once, keeping the rows it replaces."""
         if batch is self._batch:
             return
-        pks = list(dict.fromkeys(map(self.pk_of, batch.rows)))
-        self._before = dict(zip(pks, self.table.get_many(pks), strict=True))
+        self._before, contradictions = self.table.apply_changes(batch.kinds, batch.rows)
         self._before_by_index = {}
-        self.contradictions += len(self.table.apply(batch.kinds, batch.rows))
+        self.contradictions += len(contradictions)
         self._batch = batch
 
     def lookup(self, index: str, keys: list[tuple], before: Batch | None) -> list[list[tuple]]:
@@ -90,10 +97,15 @@ def index_name(columns: Key) -> str:
 class SourceReader:
     """An operator's view of one source: its rows by the operator's key, through the Calc."""
 
-    def __init__(self, side: MirrorSide, key: Key, backend, ctx: RuntimeContext) -> None:
-        self.mirror = Mirror.open(backend, side)
+    def __init__(
+        self, side: MirrorSide, key: Key, backend, ctx: RuntimeContext, types: list | None = None
+    ) -> None:
+        """``types``: the scan row's column types (see ``Mirror.open``)."""
+        self.mirror = Mirror.open(backend, side, types)
         self.index = index_name(side.index)
         self.positions = side.positions
+        # the lookup keys are the operator's keys themselves
+        self.same_keys = tuple(side.positions) == tuple(range(len(key)))
         self.key_of = key_getter(key)
         self.width = len(side.projection)
         identity = side.condition is None and all(
@@ -113,8 +125,13 @@ class SourceReader:
     def rows(self, keys: list[tuple], before: Batch | None) -> dict[tuple, list[tuple]]:
         """The operator's input rows of each key (the mirror as before ``before``, see Mirror)."""
         positions = self.positions
-        lookups = list(dict.fromkeys(tuple(k[p] for p in positions) for k in keys))
+        if self.same_keys:
+            lookups = list(dict.fromkeys(keys))
+        else:
+            lookups = list(dict.fromkeys(tuple(k[p] for p in positions) for k in keys))
         found = self.mirror.lookup(self.index, lookups, before)
+        if self.calc is None and self.same_keys and len(lookups) == len(keys):
+            return dict(zip(keys, found, strict=True))  # rows of a key have that key
         raw = [row for rows in found for row in rows]
         if self.calc is not None and raw:
             raw = self.calc([0] * len(raw), raw)[1]

@@ -160,3 +160,59 @@ def test_one_mirror_per_name_gains_indexes(backend) -> None:
         backend.indexed("orders", [1], {})
     with pytest.raises(StateError, match="another name"):
         backend.indexed("orders", [0], {"by_status": [3]})
+
+
+def test_typed_mirror_batch_lookups_see_buffered_writes(tmp_path) -> None:
+    from deltaflow.formats.types import parse_type
+
+    types = [parse_type(t) for t in ("BIGINT", "INT", "INT", "STRING")]
+    with StateBackend(tmp_path / "s") as b:
+        # lines(order_id, merchant, item, name): PK order_id; by_item (merchant, item)
+        table = b.indexed("lines", [0], {"by_item": [1, 2], "pk": [0]}, types)
+        table.apply([INSERT] * 3, [(1, 5, 7, "a"), (2, 5, 7, "b"), (3, 5, 8, "c")])
+        b.commit()
+        before, bad = table.apply_changes(
+            [UPDATE_BEFORE, UPDATE_AFTER, DELETE, INSERT, DELETE],
+            [(1, 5, 7, "a"), (1, 5, 8, "a2"), (3, 5, 8, "c"), (4, 6, 1, "d"), (9, 1, 1, "z")],
+        )
+        assert before == {(1,): (1, 5, 7, "a"), (3,): (3, 5, 8, "c"), (4,): None, (9,): None}
+        assert bad == [4]  # the delete of a key never there
+        # uncommitted: the buffered writes are merged into the committed index entries
+        assert table.lookup("by_item", [(5, 8), (5, 7), (6, 1), (5, 8)]) == [
+            [(1, 5, 8, "a2")],
+            [(2, 5, 7, "b")],
+            [(4, 6, 1, "d")],
+            [(1, 5, 8, "a2")],
+        ]
+        assert table.lookup("pk", [(3,), (4,), (2,)]) == [[], [(4, 6, 1, "d")], [(2, 5, 7, "b")]]
+        b.commit()
+        assert table.lookup("by_item", [(5, 7), (5, 8)]) == [[(2, 5, 7, "b")], [(1, 5, 8, "a2")]]
+    with StateBackend(tmp_path / "s") as b:  # an untyped reader reads what the typed one wrote
+        table = b.indexed("lines", [0], {"by_item": [1, 2]})
+        assert table.lookup("by_item", [(6, 1)]) == [[(4, 6, 1, "d")]]
+        assert len(b.table("lines#by_item")) == 3
+
+
+def test_scan_many_merges_buffer_in_key_order(backend) -> None:
+    table = backend.table("t")
+    for key in [(1, "a"), (1, "c"), (2, "a"), (3, "x")]:
+        table.put(key, key[1])
+    backend.commit()
+    table.put((1, "b"), "B")
+    table.delete((1, "c"))
+    table.put((2, "a"), "A")
+    from deltaflow.state.keys import decode_key, encode_key
+
+    prefixes = [encode_key((1,)), encode_key((2,)), encode_key((4,))]
+    found = table.scan_many(prefixes)
+    assert [[(decode_key(k), v) for k, v in group] for group in found] == [
+        [((1, "a"), "a"), ((1, "b"), "B")],
+        [((2, "a"), "A")],
+        [],
+    ]
+    keys = table.scan_many(prefixes, values=False)
+    assert [[decode_key(k) for k in group] for group in keys] == [
+        [(1, "a"), (1, "b")],
+        [(2, "a")],
+        [],
+    ]
