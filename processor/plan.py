@@ -163,6 +163,52 @@ class DeltaJoin(Join):
     eventual: bool = False
 
 
+@dataclass(frozen=True)
+class DeltaLookup:
+    """One way a node of a delta join cascade is looked up: its rows whose columns ``key``
+    equal given values. A source reads its mirror through ``side``; a Calc or a join looks
+    up its input ``via`` (0 or 1) by that input's columns ``via_key``, the values at
+    ``positions`` of the key, and checks the rest of the key on the rows it builds."""
+
+    key: Key
+    positions: Key = ()
+    via: int = 0
+    via_key: Key = ()
+    side: MirrorSide | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeltaView:
+    """A node of a delta join cascade: ``kind`` 'source' (the scan at input ``port`` of the
+    cascade, through the Calc ``projection``/``condition``), 'calc' (a Calc over
+    ``inputs[0]``) or 'join' (a binary join of ``inputs``, keys and condition as in Join)."""
+
+    kind: str
+    width: int
+    lookups: tuple[DeltaLookup, ...] = ()
+    inputs: tuple[DeltaView, ...] = ()
+    port: int = -1
+    projection: tuple[Expr, ...] = ()
+    condition: Expr | None = None
+    join_type: str = "INNER"
+    left_keys: Key = ()
+    right_keys: Key = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeltaJoinCascade(Node):
+    """Several joins of mirrored sources run as one operator with no join state.
+
+    Its ``inputs`` are the distinct source scans, input ``i`` feeding the source view with
+    ``port`` i of ``tree`` (the root join). A change of one source climbs the tree, each join
+    looking the other input up (a source's mirror, or a lower join's result rebuilt from
+    the mirrors through indexes). ``eventual`` gives VVR's EVENTUAL semantics (+I/+U only).
+    """
+
+    tree: DeltaView
+    eventual: bool = False
+
+
 @dataclass(frozen=True, kw_only=True)
 class DeltaAggregate(GroupAggregate):
     """A GroupAggregate recomputed per changed group from the source's mirror.

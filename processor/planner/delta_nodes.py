@@ -9,7 +9,7 @@ index serves a key; the rewrite rules turn its answer into a node or into the re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from deltaflow.formats.errors import PlanError
@@ -34,6 +34,12 @@ class DeltaJoin(L.Join):
     right_positions: Key = ()
     index_names: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     eventual: bool = False
+    views: tuple[ViewPlan, ViewPlan] | None = None  # the inputs as lookups see them
+
+    @property
+    def cascade(self) -> bool:
+        """Whether an input is itself a join of mirrored sources (a cascade of delta joins)."""
+        return self.views is not None and any(v.kind != "source" for v in self.views)
 
     def produces(self, inputs: list[Mode]) -> Mode:
         return frozenset({L.I, L.UA}) if self.eventual else super().produces(inputs)
@@ -88,6 +94,24 @@ class SourceRead:
     @property
     def index_names(self) -> tuple[str, ...]:
         return tuple(self.scan.fields[c].name for c in self.index)
+
+
+@dataclass(eq=False)
+class ViewPlan:
+    """An input of a delta join as its lookups see it: a mirrored source ('source', with its
+    ``read``), a Calc over a lower input ('calc') or a lower delta join ('join'). ``lookups``
+    maps each column set the input is looked up by to how: a source's SourceRead (the index),
+    else (input looked up, positions of the key it takes, that input's columns)."""
+
+    kind: str
+    node: L.LNode
+    inputs: list[ViewPlan]
+    read: SourceRead | None = None
+    lookups: dict[Key, Any] = field(default_factory=dict)
+
+    @property
+    def width(self) -> int:
+        return len(self.node.fields)
 
 
 def strategy_of(settings: dict[str, str], key: str) -> str:
@@ -201,19 +225,12 @@ def _mirror_side(child: P.Node, index: Key, positions: Key) -> tuple[P.MirrorSid
         scan, condition = child, None
         projection = tuple(InputRef(f.type, i) for i, f in enumerate(child.fields))
     assert isinstance(scan, P.TableSourceScan)
-    names = scan.names
-    side = P.MirrorSide(
-        mirror=f"{scan.node_id}:Mirror:{scan.table}",
-        primary_key=tuple(names.index(c) for c in scan.primary_key),
-        index=index,
-        positions=positions,
-        projection=tuple(projection),
-        condition=condition,
-    )
-    return side, scan
+    return _side(scan, index, positions, projection, condition), scan
 
 
 def build_delta_join(node: DeltaJoin, base: dict[str, Any]) -> P.Node:
+    if node.cascade:
+        return _build_cascade(node, base)
     left, left_scan = _mirror_side(base["inputs"][0], node.left_index, node.left_positions)
     right, right_scan = _mirror_side(base["inputs"][1], node.right_index, node.right_positions)
     return P.DeltaJoin(
@@ -239,4 +256,77 @@ def build_delta_aggregate(node: DeltaAggregate, base: dict[str, Any]) -> P.Node:
         aggs=tuple(node.aggs),
         source=source,
         input_types=tuple(child.types),
+    )
+
+
+def _build_cascade(node: DeltaJoin, base: dict[str, Any]) -> P.Node:
+    """One DeltaJoinCascade for the tree of delta joins under ``node``: its inputs are the
+    leaves' scans, left to right (the inputs of the converted children, in that order)."""
+    scans = [scan for child in base["inputs"] for scan in _scans_of(child)]
+    ports = iter(range(len(scans)))
+    root = ViewPlan("join", node, list(node.views or ()))
+    return P.DeltaJoinCascade(
+        **{**base, "inputs": tuple(scans)},
+        tree=_view(root, scans, ports),
+        eventual=node.eventual,
+    )
+
+
+def _scans_of(node: P.Node) -> list[P.Node]:
+    if isinstance(node, P.TableSourceScan):
+        return [node]
+    if isinstance(node, P.Calc):
+        return _scans_of(node.inputs[0])
+    return list(node.inputs)  # a DeltaJoin or a DeltaJoinCascade: its scans, left to right
+
+
+def _view(view: ViewPlan, scans: list[P.Node], ports) -> P.DeltaView:
+    width = view.width
+    if view.kind == "source":
+        port = next(ports)
+        scan = scans[port]
+        lookups = []
+        for key, read in view.lookups.items():
+            projection, condition = _calc_of(read, scan)
+            side = _side(scan, read.index, read.positions, projection, condition)
+            lookups.append(P.DeltaLookup(key=key, side=side))
+        return P.DeltaView(
+            kind="source", width=width, lookups=tuple(lookups), port=port,
+            projection=projection, condition=condition,
+        )  # fmt: skip
+    inputs = tuple(_view(child, scans, ports) for child in view.inputs)
+    lookups = tuple(
+        P.DeltaLookup(key=key, positions=positions, via=via, via_key=via_key)
+        for key, (via, positions, via_key) in view.lookups.items()
+    )
+    if view.kind == "calc":
+        calc = view.node
+        assert isinstance(calc, L.Calc)
+        return P.DeltaView(
+            kind="calc", width=width, lookups=lookups, inputs=inputs,
+            projection=tuple(calc.projection), condition=calc.condition,
+        )  # fmt: skip
+    join = view.node
+    assert isinstance(join, L.Join)
+    return P.DeltaView(
+        kind="join", width=width, lookups=lookups, inputs=inputs, condition=join.condition,
+        join_type=join.join_type, left_keys=join.left_keys, right_keys=join.right_keys,
+    )  # fmt: skip
+
+
+def _calc_of(read: SourceRead, scan: P.Node) -> tuple[tuple[Expr, ...], Expr | None]:
+    if read.calc is None:
+        return tuple(InputRef(f.type, i) for i, f in enumerate(scan.fields)), None
+    return tuple(read.calc.projection), read.calc.condition
+
+
+def _side(scan, index: Key, positions: Key, projection, condition) -> P.MirrorSide:
+    names = scan.names
+    return P.MirrorSide(
+        mirror=f"{scan.node_id}:Mirror:{scan.table}",
+        primary_key=tuple(names.index(c) for c in scan.primary_key),
+        index=index,
+        positions=positions,
+        projection=tuple(projection),
+        condition=condition,
     )

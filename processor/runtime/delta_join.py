@@ -34,65 +34,44 @@ _OUTER = {  # join type -> (left side outer, right side outer)
 }
 
 
-class _Side:
-    __slots__ = ("nulls", "outer", "reader")
+class JoinStep:
+    """The regular join's rules for one batch of changes of one side, given the other side's
+    rows of each join key (``others``) and, when the other side is outer, this side's rows
+    of each key as before the batch (``own``, updated here change by change)."""
 
-    def __init__(self, reader: SourceReader, outer: bool) -> None:
-        self.reader = reader
-        self.outer = outer
-        self.nulls = (None,) * reader.width
-
-
-class DeltaJoinOperator(Operator):
-    def __init__(self, node: DeltaJoin, backend, ctx) -> None:
-        left_outer, right_outer = _OUTER[node.join_type.upper()]
-        self.sides = (
-            _Side(SourceReader(node.left, node.left_keys, backend, ctx), left_outer),
-            _Side(SourceReader(node.right, node.right_keys, backend, ctx), right_outer),
-        )
-        self.eventual = node.eventual
+    def __init__(self, join_type: str, condition, widths: tuple[int, int], eventual, ctx):
+        self.outer = _OUTER[join_type.upper()]
+        self.nulls = ((None,) * widths[0], (None,) * widths[1])
+        self.eventual = eventual
         self.condition = None
-        if node.condition is not None:
-            self.condition = compile_predicate(node.condition, ctx.eval_context())
+        if condition is not None:
+            self.condition = compile_predicate(condition, ctx.eval_context())
 
-    def process(self, batch: Batch, port: int = 0) -> Batch:
-        if not batch:
-            return Batch()
-        is_left = port == 0
-        mine, other = self.sides[port], self.sides[1 - port]
-        kinds, rows = mine.reader.changes(batch)
+    def needs_own(self, side: int) -> bool:
+        """Whether a change of ``side`` needs that side's own rows (the other side is outer)."""
+        return self.outer[1 - side] and not self.eventual
+
+    def run(self, kinds, rows, keys, others, own, is_left: bool) -> Batch:
         out = Batch()
-        if not rows:
-            return out
-        key_of = mine.reader.key_of
-        keys = [key_of(r) for r in rows]
-        live = [k for k in dict.fromkeys(keys) if None not in k]
-        # The other side as the regular join's state holds it: in a self-join the left
-        # input has taken the batch already when the right one sees it.
-        others = other.reader.rows(live, batch if is_left else None) if live else {}
         if self.eventual:
-            self._eventual(out, kinds, rows, keys, others, is_left)
+            for kind, row, key in zip(kinds, rows, keys, strict=True):
+                if ADDS[kind] and key in others:
+                    self._joined(out, kind, row, self.matches(row, others[key], is_left), is_left)
             return out
-        own = mine.reader.rows(live, batch) if other.outer and live else {}
         for kind, row, key in zip(kinds, rows, keys, strict=True):
-            matches = self._matches(row, others[key], is_left) if key in others else []
+            matches = self.matches(row, others[key], is_left) if key in others else []
             mine_rows = own.get(key)
             if ADDS[kind]:
-                self._add(out, kind, row, matches, mine_rows, mine, other, is_left)
+                self._add(out, kind, row, matches, mine_rows, is_left)
                 if mine_rows is not None:
                     mine_rows.append(row)
             else:
                 if mine_rows is not None and row in mine_rows:
                     mine_rows.remove(row)
-                self._retract(out, kind, row, matches, mine_rows, mine, other, is_left)
+                self._retract(out, kind, row, matches, mine_rows, is_left)
         return out
 
-    def _eventual(self, out: Batch, kinds, rows, keys, others, is_left: bool) -> None:
-        for kind, row, key in zip(kinds, rows, keys, strict=True):
-            if ADDS[kind] and key in others:
-                self._joined(out, kind, row, self._matches(row, others[key], is_left), is_left)
-
-    def _matches(self, row: tuple, candidates: list[tuple], is_left: bool) -> list[tuple]:
+    def matches(self, row: tuple, candidates: list[tuple], is_left: bool) -> list[tuple]:
         cond = self.condition
         if cond is None:
             return candidates
@@ -109,26 +88,34 @@ class DeltaJoinOperator(Operator):
             return sum(1 for r in mine_rows if cond(r + other_row))
         return sum(1 for r in mine_rows if cond(other_row + r))
 
-    def _add(self, out, kind, row, matches, mine_rows, mine: _Side, other: _Side, is_left):
-        if mine.outer and not matches:
-            out.append(INSERT, row + other.nulls if is_left else other.nulls + row)
+    def _add(self, out, kind, row, matches, mine_rows, is_left):
+        mine, other = (0, 1) if is_left else (1, 0)
+        mine_outer, other_outer = self.outer[mine], self.outer[other]
+        if mine_outer and not matches:
+            pad = self.nulls[other]
+            out.append(INSERT, row + pad if is_left else pad + row)
             return
-        if other.outer:
+        if other_outer:
+            pad = self.nulls[mine]
             for e in matches:
                 if self._count(e, mine_rows, is_left) == 0:
-                    out.append(DELETE, mine.nulls + e if is_left else e + mine.nulls)
-        self._joined(out, INSERT if (mine.outer or other.outer) else kind, row, matches, is_left)
+                    out.append(DELETE, pad + e if is_left else e + pad)
+        self._joined(out, INSERT if (mine_outer or other_outer) else kind, row, matches, is_left)
 
-    def _retract(self, out, kind, row, matches, mine_rows, mine: _Side, other: _Side, is_left):
+    def _retract(self, out, kind, row, matches, mine_rows, is_left):
+        mine, other = (0, 1) if is_left else (1, 0)
+        mine_outer, other_outer = self.outer[mine], self.outer[other]
         if not matches:
-            if mine.outer:
-                out.append(DELETE, row + other.nulls if is_left else other.nulls + row)
+            if mine_outer:
+                pad = self.nulls[other]
+                out.append(DELETE, row + pad if is_left else pad + row)
             return
-        self._joined(out, DELETE if mine.outer else kind, row, matches, is_left)
-        if other.outer:
+        self._joined(out, DELETE if mine_outer else kind, row, matches, is_left)
+        if other_outer:
+            pad = self.nulls[mine]
             for e in matches:
                 if self._count(e, mine_rows, is_left) == 0:
-                    out.append(INSERT, mine.nulls + e if is_left else e + mine.nulls)
+                    out.append(INSERT, pad + e if is_left else e + pad)
 
     @staticmethod
     def _joined(out: Batch, kind: int, row: tuple, matches: list[tuple], is_left: bool) -> None:
@@ -136,3 +123,30 @@ class DeltaJoinOperator(Operator):
         for e in matches:
             kinds.append(kind)
             rows.append(row + e if is_left else e + row)
+
+
+class DeltaJoinOperator(Operator):
+    def __init__(self, node: DeltaJoin, backend, ctx) -> None:
+        self.readers = (
+            SourceReader(node.left, node.left_keys, backend, ctx),
+            SourceReader(node.right, node.right_keys, backend, ctx),
+        )
+        widths = (self.readers[0].width, self.readers[1].width)
+        self.step = JoinStep(node.join_type, node.condition, widths, node.eventual, ctx)
+
+    def process(self, batch: Batch, port: int = 0) -> Batch:
+        if not batch:
+            return Batch()
+        is_left = port == 0
+        mine, other = self.readers[port], self.readers[1 - port]
+        kinds, rows = mine.changes(batch)
+        if not rows:
+            return Batch()
+        key_of = mine.key_of
+        keys = [key_of(r) for r in rows]
+        live = [k for k in dict.fromkeys(keys) if None not in k]
+        # The other side as the regular join's state holds it: in a self-join the left
+        # input has taken the batch already when the right one sees it.
+        others = other.rows(live, batch if is_left else None) if live else {}
+        own = mine.rows(live, batch) if self.step.needs_own(port) and live else {}
+        return self.step.run(kinds, rows, keys, others, own, is_left)

@@ -23,13 +23,17 @@ from __future__ import annotations
 from deltaflow.formats.errors import PlanError
 from deltaflow.processor.exprs.nodes import input_refs
 from deltaflow.processor.planner import logical as L
+from deltaflow.processor.planner.delta_cascade import (
+    delta_input,
+    leaves,
+    lookup_names,
+    plan_lookup,
+)
 from deltaflow.processor.planner.delta_nodes import (
     DeltaJoin,
-    SourceRead,
     UnrewrittenJoin,
-    choose_index,
+    ViewPlan,
     non_deterministic,
-    read_source,
     strategy_of,
 )
 from deltaflow.processor.planner.explain import describe
@@ -63,17 +67,19 @@ def rewrite_delta_join(node: L.LNode, settings: dict[str, str]) -> L.LNode:
 
 def _eligible(
     node: L.Join, strategy: str, settings: dict[str, str]
-) -> tuple[SourceRead, SourceRead] | str:
+) -> tuple[ViewPlan, ViewPlan] | str:
     if not node.left_keys:
         return "it has no equality between the two sides"
-    left = read_source(node.inputs[0], node.left_keys, "left input")
-    right = read_source(node.inputs[1], node.right_keys, "right input")
-    for read in (left, right):
-        if isinstance(read, str):
-            return read
-    assert isinstance(left, SourceRead) and isinstance(right, SourceRead)
-    if left.scan is not right.scan and left.scan.table.name == right.scan.table.name:
-        return f"both sides read table {left.scan.table.name} through differently hinted scans"
+    views = []
+    for child, what in zip(node.inputs, ("left input", "right input"), strict=True):
+        view = delta_input(child, what)
+        if isinstance(view, str):
+            return view
+        views.append(view)
+    left, right = views
+    reason = _tables_reason(left, right)
+    if reason:
+        return reason
     fn = non_deterministic(node.condition)
     if fn:
         return f"the join condition calls the non-deterministic function {fn}"
@@ -81,43 +87,73 @@ def _eligible(
         reason = _eventual_reason(node, (left, right), settings)
         if reason:
             return reason
-    for read in (left, right):
-        reason = choose_index(read, strategy)
-        if reason:
-            return reason
-    return left, right
+    reason = plan_lookup(left, node.left_keys, strategy, "left input")
+    return reason or plan_lookup(right, node.right_keys, strategy, "right input") or (left, right)
+
+
+def _tables_reason(left: ViewPlan, right: ViewPlan) -> str | None:
+    if left.kind == "source" and right.kind == "source":
+        assert left.read is not None and right.read is not None
+        lscan, rscan = left.read.scan, right.read.scan
+        if lscan is not rscan and lscan.table.name == rscan.table.name:
+            return f"both sides read table {lscan.table.name} through differently hinted scans"
+        return None
+    seen: set[str] = set()
+    for leaf in leaves(left) + leaves(right):
+        assert leaf.read is not None
+        name = leaf.read.scan.table.name
+        if name in seen:
+            return (
+                f"table {name} is read twice in this cascade of joins (a self-join is a delta "
+                "join only as a single join of two sources)"
+            )
+        seen.add(name)
+    return None
 
 
 def _eventual_reason(
-    node: L.Join, reads: tuple[SourceRead, SourceRead], settings: dict[str, str]
+    node: L.Join, views: tuple[ViewPlan, ViewPlan], settings: dict[str, str]
 ) -> str | None:
     if node.join_type != "INNER":
         return f"EVENTUAL delta joins are INNER joins, this one is {node.join_type}"
     if settings.get(IGNORE_FILTER, "false").strip().lower() == "true":
         return None
-    for read in reads:
-        cond = read.calc.condition if read.calc is not None else None
-        outside = input_refs(cond) - set(read.scan.primary_key) if cond is not None else set()
+    accept = (
+        f"(an update leaving the filter would stay joined; SET '{IGNORE_FILTER}' = 'true' "
+        "to accept that)"
+    )
+    for view in views:
+        if view.kind == "calc" and view.node.condition is not None:  # type: ignore[attr-defined]
+            return f"a filter on the joined rows of a lower join {accept}"
+        read = view.read
+        if read is None or read.calc is None or read.calc.condition is None:
+            continue
+        outside = input_refs(read.calc.condition) - set(read.scan.primary_key)
         if outside:
             names = ", ".join(read.scan.fields[c].name for c in sorted(outside))
             return (
                 f"the filter on table {read.scan.table.name} reads {names}, outside its primary "
-                f"key (an update leaving the filter would stay joined; SET '{IGNORE_FILTER}' = "
-                "'true' to accept that)"
+                f"key {accept}"
             )
     return None
 
 
-def _delta(node: L.Join, left: SourceRead, right: SourceRead, eventual: bool) -> DeltaJoin:
+def _delta(node: L.Join, left: ViewPlan, right: ViewPlan, eventual: bool) -> DeltaJoin:
+    lread = left.lookups[node.left_keys] if left.kind == "source" else None
+    rread = right.lookups[node.right_keys] if right.kind == "source" else None
     return _copy(
         node,
         DeltaJoin,
-        left_index=left.index,
-        right_index=right.index,
-        left_positions=left.positions,
-        right_positions=right.positions,
-        index_names=(left.index_names, right.index_names),
+        left_index=lread.index if lread else (),
+        right_index=rread.index if rread else (),
+        left_positions=lread.positions if lread else (),
+        right_positions=rread.positions if rread else (),
+        index_names=(
+            lookup_names(left, node.left_keys),
+            lookup_names(right, node.right_keys),
+        ),
         eventual=eventual,
+        views=(left, right),
     )
 
 

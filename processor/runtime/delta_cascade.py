@@ -1,0 +1,160 @@
+"""DeltaJoinCascade: several joins of mirrored sources, one operator, no join state.
+
+The plan's tree (``plan.DeltaView``) has a source at each leaf, a Calc or a binary join at
+each inner node. Every node can be looked up: its current rows whose given columns equal
+given values, rebuilt from the sources' mirrors through their indexes (a join looks one
+input up by part of the key, then the other input by the join keys of the rows found).
+
+A batch of one source climbs from its leaf to the root: a Calc maps the changes, a join
+runs the regular join's rules (``delta_join.JoinStep``) on them against the other input
+looked up as it is now, and, when the other input is outer, against its own input as it
+was before the batch (the mirror of the batch's source keeps the rows the batch replaced).
+This is exactly what the chain of regular joins would do with their states, since a
+regular join's state of one input is that input's current result: the output is the
+regular plan's changelog. Sources are distinct tables, so a batch's source is on one side
+of each join only: processing the sources' batches one after another is the delta-join
+rule d(A x B) = dA x B(old) + A(new) x dB, with nothing counted twice.
+"""
+
+from __future__ import annotations
+
+from deltaflow.formats.changelog import Batch
+from deltaflow.processor.exprs.compile import compile_calc
+from deltaflow.processor.plan import DeltaJoinCascade, DeltaView, Key
+from deltaflow.processor.runtime.base import Operator, key_getter
+from deltaflow.processor.runtime.delta_join import JoinStep
+from deltaflow.processor.runtime.mirror import SourceReader
+
+Found = dict[tuple, list[tuple]]
+
+
+def _group(rows: list[tuple], keys: list[tuple], key_of) -> Found:
+    wanted: Found = {k: [] for k in keys}
+    for row in rows:
+        group = wanted.get(key_of(row))
+        if group is not None:
+            group.append(row)
+    return wanted
+
+
+def _sub_keys(keys: list[tuple], positions: Key) -> list[tuple]:
+    return list(dict.fromkeys(tuple(k[p] for p in positions) for k in keys))
+
+
+class _Source:
+    def __init__(self, view: DeltaView, backend, ctx) -> None:
+        self.readers = {lk.key: SourceReader(lk.side, lk.key, backend, ctx) for lk in view.lookups}
+        self.first = next(iter(self.readers.values()))
+
+    def changes(self, batch: Batch) -> tuple[list[int], list[tuple]]:
+        return self.first.changes(batch)
+
+    def rows(self, key: Key, keys: list[tuple], before: Batch | None) -> Found:
+        return self.readers[key].rows(keys, before)
+
+
+class _Calc:
+    def __init__(self, view: DeltaView, child, ctx) -> None:
+        self.child = child
+        self.calc = compile_calc(list(view.projection), view.condition, ctx.eval_context())
+        self.lookups = {
+            lk.key: (lk.positions, lk.via_key, key_getter(lk.key)) for lk in view.lookups
+        }
+
+    def change(self, kinds, rows, side: int, batch: Batch):
+        return self.calc(kinds, rows)
+
+    def rows(self, key: Key, keys: list[tuple], before: Batch | None) -> Found:
+        positions, via_key, key_of = self.lookups[key]
+        subs = _sub_keys(keys, positions)
+        found = self.child.rows(via_key, subs, before)
+        raw = [row for sub in subs for row in found[sub]]
+        if raw:
+            raw = self.calc([0] * len(raw), raw)[1]
+        return _group(raw, keys, key_of)
+
+
+class _Join:
+    def __init__(self, view: DeltaView, left, right, eventual: bool, ctx) -> None:
+        self.sides = (left, right)
+        self.join_keys = (view.left_keys, view.right_keys)
+        self.key_of = (key_getter(view.left_keys), key_getter(view.right_keys))
+        widths = (view.inputs[0].width, view.inputs[1].width)
+        self.step = JoinStep(view.join_type, view.condition, widths, eventual, ctx)
+        self.lookups = {
+            lk.key: (lk.via, lk.positions, lk.via_key, key_getter(lk.key)) for lk in view.lookups
+        }
+
+    def change(self, kinds, rows, side: int, batch: Batch):
+        """The join's changes for changes of its input ``side`` (from ``batch`` of a source)."""
+        key_of = self.key_of[side]
+        keys = [key_of(r) for r in rows]
+        live = [k for k in dict.fromkeys(keys) if None not in k]
+        other = 1 - side
+        others = self.sides[other].rows(self.join_keys[other], live, None) if live else {}
+        own = {}
+        if live and self.step.needs_own(side):
+            own = self.sides[side].rows(self.join_keys[side], live, batch)
+        out = self.step.run(kinds, rows, keys, others, own, side == 0)
+        return out.kinds, out.rows
+
+    def rows(self, key: Key, keys: list[tuple], before: Batch | None) -> Found:
+        """The join's current rows of each key: rows of input ``via`` looked up by part of
+        the key, joined with the other input's rows of their join keys."""
+        via, positions, via_key, key_of = self.lookups[key]
+        subs = _sub_keys(keys, positions)
+        found = self.sides[via].rows(via_key, subs, before)
+        drive = [row for sub in subs for row in found[sub]]
+        other = 1 - via
+        join_of = self.key_of[via]
+        drive_keys = [join_of(r) for r in drive]
+        live = [k for k in dict.fromkeys(drive_keys) if None not in k]
+        others = self.sides[other].rows(self.join_keys[other], live, before) if live else {}
+        step, is_left = self.step, via == 0
+        pad = step.nulls[other] if step.outer[via] else None
+        out = []
+        for row, jk in zip(drive, drive_keys, strict=True):
+            matches = step.matches(row, others[jk], is_left) if jk in others else []
+            if matches:
+                out += [row + e for e in matches] if is_left else [e + row for e in matches]
+            elif pad is not None:
+                out.append(row + pad if is_left else pad + row)
+        return _group(out, keys, key_of)
+
+
+class DeltaCascadeOperator(Operator):
+    def __init__(self, node: DeltaJoinCascade, backend, ctx) -> None:
+        self.eventual = node.eventual
+        self.paths: dict[int, tuple[_Source, list]] = {}
+        self._build(node.tree, backend, ctx)
+
+    def _build(self, view: DeltaView, backend, ctx):
+        """The runtime node of ``view``; returns it with the paths of its leaves, each the
+        list of (ancestor, side) from the leaf up, appended to as the ancestors are built."""
+        if view.kind == "source":
+            source = _Source(view, backend, ctx)
+            path: list = []
+            self.paths[view.port] = (source, path)
+            return source, [path]
+        built = [self._build(child, backend, ctx) for child in view.inputs]
+        if view.kind == "calc":
+            node = _Calc(view, built[0][0], ctx)
+        else:
+            node = _Join(view, built[0][0], built[1][0], self.eventual, ctx)
+        paths = []
+        for side, (_, child_paths) in enumerate(built):
+            for path in child_paths:
+                path.append((node, side))
+                paths.append(path)
+        return node, paths
+
+    def process(self, batch: Batch, port: int = 0) -> Batch:
+        if not batch:
+            return Batch()
+        source, path = self.paths[port]
+        kinds, rows = source.changes(batch)
+        for node, side in path:
+            if not rows:
+                return Batch()
+            kinds, rows = node.change(kinds, rows, side, batch)
+        return Batch(list(kinds), list(rows))
