@@ -128,8 +128,8 @@ class JoinStep:
 class DeltaJoinOperator(Operator):
     def __init__(self, node: DeltaJoin, backend, ctx) -> None:
         self.readers = (
-            SourceReader(node.left, node.left_keys, backend, ctx),
-            SourceReader(node.right, node.right_keys, backend, ctx),
+            SourceReader(node.left, node.left_keys, backend, ctx, node.inputs[0].types),
+            SourceReader(node.right, node.right_keys, backend, ctx, node.inputs[1].types),
         )
         widths = (self.readers[0].width, self.readers[1].width)
         self.step = JoinStep(node.join_type, node.condition, widths, node.eventual, ctx)
