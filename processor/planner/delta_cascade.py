@@ -36,6 +36,8 @@ def delta_input(child: L.LNode, what: str) -> ViewPlan | str:
             if fn:
                 return f"the projection or filter of the {what} calls the non-deterministic function {fn}"
         return ViewPlan("calc", child, [below])
+    if isinstance(child, L.Join):
+        return f"the {what} is a join that is not a delta join itself"
     read = read_source(child, (), what)
     if isinstance(read, str):
         return read

@@ -113,7 +113,19 @@ def compare(sql: str, steps) -> list:
     delta = run(FORCE_JOIN + sql, steps)
     for got, want in zip(delta, regular, strict=True):
         assert Counter(got) == Counter(want)
+    assert_retracts_only_emitted_rows(delta)
     return delta
+
+
+def assert_retracts_only_emitted_rows(outputs) -> None:
+    live: Counter = Counter()
+    for step in outputs:
+        for kind, row in step:
+            if ADDS[kind]:
+                live[row] += 1
+            else:
+                assert live[row] > 0, f"{kind} retracts {row}, which is not in the result"
+                live[row] -= 1
 
 
 PAIRS = [
