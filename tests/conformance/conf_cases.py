@@ -34,6 +34,7 @@ FLINK_SETTINGS = {
     "pipeline.auto-watermark-interval": "3650 d",
 }
 WATERMARK = "WATERMARK FOR ts AS ts - INTERVAL '1' SECOND"
+SOURCE_PK = {"orders": "id", "customers": "cid", "payments": "pid"}
 _COLUMNS = {
     "orders": ORDERS_DDL_COLUMNS,
     "customers": CUSTOMERS_DDL_COLUMNS,
@@ -61,6 +62,8 @@ class Case:
                 columns.append(WATERMARK)
             if table == "payments" and self.template.watermark:
                 columns.append("WATERMARK FOR paid_at AS paid_at - INTERVAL '1' SECOND")
+            if self.template.source_pk:
+                columns.append(f"PRIMARY KEY ({SOURCE_PK[table]}) NOT ENFORCED")
             path = f"{self.id}/{table}.json"
             out.append(
                 f"CREATE TABLE {table} ({', '.join(columns)}) WITH ('connector' = 'filesystem', "

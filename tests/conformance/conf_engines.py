@@ -23,6 +23,7 @@ import traceback
 from pathlib import Path
 
 from deltaflow.formats.errors import DeltaflowError
+from deltaflow.processor import job as job_module
 from deltaflow.processor.job import Job, JobOptions
 from deltaflow.processor.planner.api import plan_job
 
@@ -103,8 +104,9 @@ def _cwd(path: Path):
         os.chdir(before)
 
 
-def run_deltaflow(sql: str, workdir: Path, runs: bool) -> dict:
-    """Plans ``sql`` (one INSERT into a print sink) and, if ``runs``, runs it over the files."""
+def run_deltaflow(sql: str, workdir: Path, runs: bool, poll_records: int | None = None) -> dict:
+    """Plans ``sql`` (one INSERT into a print sink) and, if ``runs``, runs it over the files,
+    in batches of at most ``poll_records`` changes per source poll if given."""
     result: dict = {"plan": None, "plan_error": None, "lines": None, "run_error": None}
     with _cwd(workdir):
         try:
@@ -117,8 +119,20 @@ def run_deltaflow(sql: str, workdir: Path, runs: bool) -> dict:
             return result
         result["plan"] = planned.explain()
         if runs:
-            result["lines"], result["run_error"] = _run(planned)
+            with _poll_records(poll_records):
+                result["lines"], result["run_error"] = _run(planned)
     return result
+
+
+@contextlib.contextmanager
+def _poll_records(n: int | None):
+    """The job polls each source for at most ``n`` records (the default if None)."""
+    before = job_module.POLL_RECORDS
+    job_module.POLL_RECORDS = n or before
+    try:
+        yield
+    finally:
+        job_module.POLL_RECORDS = before
 
 
 def _run(planned) -> tuple[list[str] | None, str | None]:

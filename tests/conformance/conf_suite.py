@@ -10,6 +10,8 @@ from pathlib import Path
 
 from conf_cases import FLINK_SETTINGS, Case, all_cases
 from conf_compare import Verdict, compare
+from conf_delta import DeltaResult, run_case
+from conf_delta import summary_lines as delta_summary
 from conf_differences import documented
 from conf_engines import FlinkSession, run_deltaflow
 from conf_histories import history_to_json
@@ -30,6 +32,7 @@ class Suite:
         self.status: dict[str, str] = {}  # agree | documented | differ
         self.notes: dict[str, str] = {}  # case id -> documented difference key or regression file
         self.seconds: dict[str, float] = {}
+        self.delta: dict[str, list[DeltaResult]] = {}  # case id -> its delta runs
 
     def run(self) -> None:
         for case in self.cases:
@@ -43,6 +46,15 @@ class Suite:
         self.seconds["deltaflow"] = time.monotonic() - started
         for case in self.cases:
             self._judge(case)
+        self.run_delta()
+
+    def run_delta(self) -> None:
+        """Join and aggregate cases again with the delta rewrites forced (conf_delta)."""
+        started = time.monotonic()
+        for case in self.cases:
+            regular, flink = self.our_results[case.id], self.flink_results[case.id]
+            self.delta[case.id] = run_case(case, self.workdir, regular, flink)
+        self.seconds["delta"] = time.monotonic() - started
 
     def _judge(self, case: Case) -> None:
         flink, ours = self.flink_results[case.id], self.our_results[case.id]
@@ -122,5 +134,6 @@ class Suite:
         lines.append(
             f"  of the differing: {total['documented']} documented, {total['differ']} unexpected"
         )
+        lines += delta_summary(self.delta, len(self.cases))
         lines.append(f"{len(self.cases)} cases, {total['agree']} agree, {differ} differ")
         return lines

@@ -17,7 +17,7 @@ hides a type difference).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 ORDERS, BOTH = ("orders",), ("orders", "customers")
 
@@ -36,6 +36,7 @@ class Template:
     sink_connector: str = "print"
     seeds: int = 9
     scale: int = 1  # histories this many times longer than the default 8-40 / 5-18 events
+    source_pk: bool = False  # the sources declare PRIMARY KEY (id / cid / pid) NOT ENFORCED
 
 
 def T(name, category, select, sink, **kw) -> Template:  # noqa: N802 - a table constructor
@@ -358,6 +359,19 @@ LTZ = [
 ]
 # fmt: on
 
+
+def _with_source_pk(t: Template) -> Template:
+    return replace(t, name=f"{t.name}_pk", source_pk=True, seeds=min(t.seeds, 3))
+
+
+# The join and aggregate templates again over sources with a primary key (a Debezium table
+# always has one), which the delta rewrites need (conf_delta): 3 seeds each.
+SOURCE_PK = [
+    _with_source_pk(t)
+    for t in AGG + JOIN + SINKS + MORE + LONG + LTZ
+    if t.category in ("aggregate", "join") or t.name in ("upsert_agg_key", "upsert_join")
+]
+
 TEMPLATES: tuple[Template, ...] = tuple(
-    CALC + AGG + JOIN + UNION + RANK + WINDOW + SINKS + ERRORS + MORE + LONG + LTZ
+    CALC + AGG + JOIN + UNION + RANK + WINDOW + SINKS + ERRORS + MORE + LONG + LTZ + SOURCE_PK
 )
