@@ -34,7 +34,7 @@ conformance: $(STAMP)
 	-DELTAFLOW_CONFORMANCE=1 DELTAFLOW_CONFORMANCE_SUMMARY=$(VENV)/flink/summary.txt \
 	  $(BIN)/pytest -q -p no:cacheprovider --timeout 1800 -m conformance tests/conformance; \
 	  echo $$? > $(VENV)/flink/status
-	@tail -n 1 $(VENV)/flink/summary.txt 2>/dev/null || echo "conformance run did not finish"
+	@tail -n 2 $(VENV)/flink/summary.txt 2>/dev/null || echo "conformance run did not finish"
 	@exit $$(cat $(VENV)/flink/status)
 
 bench: $(STAMP)
