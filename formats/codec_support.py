@@ -154,3 +154,34 @@ def compile_row_writer(
             parts.append(f"N{i}: None if (x{i} := r[{i}]) is None else C{i}(x{i})")
     exec("def obj(r):\n    return {" + ", ".join(parts) + "}", env)  # noqa: S102
     return env["obj"]  # type: ignore[return-value]
+
+
+def compile_batch_writer(
+    names: Sequence[str],
+    converters: Sequence[Callable[[object], object] | None],
+    positions: Sequence[int],
+    finish: Callable[[dict], bytes],
+    tombstones: bool = False,
+) -> Callable[[list[int], list[tuple]], list[bytes | None]]:
+    """``run(kinds, rows) -> records``: one ``finish(dict)`` per row, in one comprehension.
+
+    Field ``names[j]`` holds ``row[positions[j]]`` (converted when non-null, as in
+    ``compile_row_writer``), so the rows may be wider than the record. With
+    ``tombstones`` a -U or -D row gives None (no record value).
+    """
+    env: dict[str, object] = {"F": finish, "DEAD": (RowKind.UPDATE_BEFORE, RowKind.DELETE)}
+    parts = []
+    for j, (name, conv, at) in enumerate(zip(names, converters, positions, strict=True)):
+        env[f"N{j}"] = name
+        if conv is None:
+            parts.append(f"N{j}: r[{at}]")
+        else:
+            env[f"C{j}"] = conv
+            parts.append(f"N{j}: None if (x{j} := r[{at}]) is None else C{j}(x{j})")
+    record = "F({" + ", ".join(parts) + "})"
+    if tombstones:
+        body = f"[None if k in DEAD else {record} for k, r in zip(kinds, rows)]"
+    else:
+        body = f"[{record} for r in rows]"
+    exec(f"def run(kinds, rows):\n    return {body}", env)  # noqa: S102 - positions only
+    return env["run"]  # type: ignore[return-value]

@@ -14,6 +14,7 @@ type cost one type check.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 
 import msgspec
@@ -25,7 +26,7 @@ from deltaflow.formats.codec_support import (
     bool_option,
     check_options,
     choice_option,
-    compile_row_writer,
+    compile_batch_writer,
     on_error_policy,
     reason_of,
 )
@@ -156,20 +157,33 @@ class JsonEncoder:
             plain=bool_option(fmt, options, "encode.decimal-as-plain-number", False),
         )
         self.ignore_nulls = bool_option(fmt, options, "encode.ignore-null-fields", False)
+        self._names = spec.names
         try:
-            convs = [jc.encoder_for(t, opts) for _, t in spec.physical]
-            self._obj = compile_row_writer(spec.names, convs)
+            self._convs = [jc.encoder_for(t, opts) for _, t in spec.physical]
         except TypeError as exc:
             raise DeltaflowError(f"format '{fmt}': {exc}") from None
-        self._encode = msgspec.json.Encoder(decimal_format="number").encode
+        self._write = msgspec.json.Encoder(decimal_format="number").encode
+        self._all = self.batch_writer(range(len(self._names)))
+
+    def batch_writer(
+        self, positions: Sequence[int], tombstones: bool = False
+    ) -> Callable[[list[int], list[tuple]], list[bytes | None]]:
+        """``run(kinds, rows)``: the records of a batch whose rows hold column j at
+        ``positions[j]`` (with ``tombstones``: None for -U and -D), in one call."""
+        write = self._write
+        if self.ignore_nulls:
+            finish = lambda obj: write({k: v for k, v in obj.items() if v is not None})  # noqa: E731
+        else:
+            finish = write
+        run = compile_batch_writer(self._names, self._convs, list(positions), finish, tombstones)
+
+        def checked(kinds: list[int], rows: list[tuple]) -> list[bytes | None]:
+            try:
+                return run(kinds, rows)
+            except (ValueError, TypeError) as exc:
+                raise FormatError(f"cannot encode a row as JSON: {reason_of(exc)}") from None
+
+        return checked
 
     def encode(self, batch: Batch) -> list[bytes | None]:
-        obj, write = self._obj, self._encode
-        try:
-            if self.ignore_nulls:
-                return [
-                    write({k: v for k, v in obj(r).items() if v is not None}) for r in batch.rows
-                ]
-            return [write(obj(r)) for r in batch.rows]
-        except (ValueError, TypeError) as exc:
-            raise FormatError(f"cannot encode a row as JSON: {reason_of(exc)}") from None
+        return self._all(batch.kinds, batch.rows)

@@ -125,9 +125,17 @@ class UpsertEncoder:
         self.value_encoder = value_encoder
         self._key = _projector(layout.key_indexes)
         self._value = _projector(layout.value_indexes)
+        self._fused = None
+        keys_of = getattr(key_encoder, "batch_writer", None)
+        values_of = getattr(value_encoder, "batch_writer", None)
+        if keys_of is not None and values_of is not None:  # the json format: no row copies
+            self._fused = (keys_of(layout.key_indexes), values_of(layout.value_indexes, True))
 
     def encode(self, batch: Batch) -> tuple[list[bytes | None], list[bytes | None]]:
         rows, kinds = batch.rows, batch.kinds
+        if self._fused is not None:
+            keys_of, values_of = self._fused
+            return keys_of(kinds, rows), values_of(kinds, rows)
         key_rows = [self._key(row) for row in rows]
         keys = self.key_encoder.encode(Batch([INSERT] * len(key_rows), key_rows))
         live = [n for n, kind in enumerate(kinds) if kind != DELETE and kind != UPDATE_BEFORE]

@@ -172,3 +172,30 @@ def test_a_record_with_bad_key_and_bad_value_is_skipped_once() -> None:
     )
     assert batch.rows == [("y", 2, 2, None)]
     assert decoder.skipped == 1
+
+
+def test_json_sink_writes_typed_values_and_honours_ignore_null_fields() -> None:
+    # Flink's JSON format: DECIMAL as a number, TIMESTAMP as 'yyyy-MM-dd HH:mm:ss[.S]';
+    # 'json.encode.ignore-null-fields' leaves null fields out. Kinds may be plain ints.
+    import datetime as dt
+    from decimal import Decimal
+
+    columns = [
+        ("id", parse_type("BIGINT")),
+        ("amount", parse_type("DECIMAL(10, 2)")),
+        ("at", parse_type("TIMESTAMP(3)")),
+    ]
+    layout = upsert_layout(columns, ["id"], include="ALL")
+    value_spec = FormatSpec(layout.value_columns, options={"encode.ignore-null-fields": "true"})
+    encoder = UpsertEncoder(
+        layout,
+        create_encoder("json", FormatSpec(layout.key_columns)),
+        create_encoder("json", value_spec),
+    )
+    at = dt.datetime(2026, 11, 29, 8, 30, 1, 250000)
+    rows = [(7, Decimal("12.50"), at), (7, Decimal("12.50"), at), (8, None, None)]
+    keys, values = encoder.encode(Batch([0, 1, 2], rows))
+    assert keys == [b'{"id":7}', b'{"id":7}', b'{"id":8}']
+    assert values == [b'{"id":7,"amount":12.50,"at":"2026-11-29 08:30:01.25"}', None, b'{"id":8}']
+    with pytest.raises(FormatError, match="cannot encode a row as JSON"):
+        encoder.encode(Batch([INSERT], [(9, object(), None)]))
