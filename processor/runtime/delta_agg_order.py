@@ -139,7 +139,10 @@ class ArrivalOrder:
             self._hand_out(j, group.live, by_value, numbers)
         stored = self.stored
         for pk, new in numbers.items():
-            if stored.get(pk) != new:
+            if all(n is None for n in new):  # no value in any list: no entry
+                if stored.get(pk) is not None:
+                    self.gone.add(pk)
+            elif stored.get(pk) != new:
                 self.puts[pk] = new
         self.gone.update(pk for pk in group.before if pk not in group.live)
 

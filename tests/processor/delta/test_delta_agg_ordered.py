@@ -124,3 +124,27 @@ def test_ordered_functions_equal_group_aggregate(ops, size):
     """Few values (0..6) in few groups: retractions of values other rows hold too are common."""
     steps = batches(ops, size, tables=("a",))
     assert run(FORCE_AGG + TABLES, steps) == run(MINI_BATCH + TABLES, steps)
+
+
+def test_arrival_order_survives_a_restart(tmp_path):
+    """The arrival numbers are state: a job reopened on its LMDB directory after event 4
+    (Flink's list then is w,a) goes on with Flink's values."""
+    from dl_helpers import scan_ids
+
+    from deltaflow.processor.runtime.graph import Graph
+    from deltaflow.state.backend import StateBackend
+
+    plan = plan_job(FORCE_AGG + ORDERS).plan
+    (sink,) = plan.sinks
+    scan = scan_ids(sink, {})["o"]
+    got = []
+    for part in (_steps(HISTORY[:4]), _steps(HISTORY[4:])):
+        with StateBackend(tmp_path) as backend:
+            graph = Graph(plan, backend)
+            for _, batch in part:
+                out = graph.push(scan, batch).get(sink.node_id, Batch())
+                got.append(
+                    [r for k, r in zip(out.kinds, out.rows, strict=True) if k != UPDATE_BEFORE]
+                )
+                backend.commit()
+    assert got == FLINK_AFTER
