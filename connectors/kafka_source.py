@@ -10,7 +10,7 @@ import re
 import time
 from collections.abc import Callable
 
-from confluent_kafka import KafkaError, KafkaException, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 
 from deltaflow.connectors import kafka_client
 from deltaflow.connectors.kafka_offsets import Bounds, Resolver, bounded_mode, startup_mode
@@ -110,7 +110,8 @@ class KafkaSource:
             return out
         self._discover()
         msgs = kafka_client.drain(self.consumer, max_records, timeout)
-        good = [m for m in msgs if m.error() is None]
+        events = any(map(_error, msgs))  # partition EOFs and errors, rare
+        good = [m for m in msgs if m.error() is None] if events else msgs
         returned = dict(self.next)
         try:
             for tp, records in self._grouped(good):
@@ -120,7 +121,7 @@ class KafkaSource:
         except BaseException:
             self.next = returned  # nothing of this poll was returned: position() stays put
             raise
-        if len(good) != len(msgs):  # after the records: an EOF follows its partition's records
+        if events:  # after the records: an EOF follows its partition's records
             for msg in msgs:
                 if msg.error() is not None:
                     self._event(msg)
@@ -181,11 +182,9 @@ class KafkaSource:
         if not keep:
             return None, None
         wants = self.layout.record_keys
-        keys = [m.key() for m in keep] if self._wants_keys else []
+        keys = list(map(_key, keep)) if self._wants_keys else []
         stamps = [m.timestamp()[1] for m in keep] if "timestamp" in wants else []
-        raw = RawBatch(
-            tp[0], tp[1], [m.offset() for m in keep], [m.value() for m in keep], keys, stamps
-        )
+        raw = RawBatch(tp[0], tp[1], _offsets(keep), list(map(_value, keep)), keys, stamps)
         headers = [dict(m.headers() or ()) for m in keep] if "headers" in wants else None
         return raw, headers
 
@@ -297,6 +296,17 @@ class KafkaSource:
                     pass  # the checkpoint holds the position; the group offset is informative
             self.consumer.close()
             self.consumer = None
+
+
+_error, _key, _value, _offset = Message.error, Message.key, Message.value, Message.offset
+
+
+def _offsets(msgs: list) -> list[int]:
+    """The offsets of one partition's records (increasing): a range when they leave no gap."""
+    first, last = msgs[0].offset(), msgs[-1].offset()
+    if last - first + 1 == len(msgs):
+        return list(range(first, last + 1))
+    return list(map(_offset, msgs))
 
 
 def _compile_pattern(opts: TableOptions, text: str) -> re.Pattern:
