@@ -13,6 +13,14 @@ Eligible: an equi-join whose inputs are each a changelog source with a primary k
 most one Calc (projections and filters, merged), join keys that are plain source columns,
 and no non-deterministic function in those Calcs or in the join condition. Both inputs may
 read the same scan (a self-join); two differently hinted scans of one table may not.
+
+Cascades: an input may also be a lower delta join, or a deterministic Calc over one
+(``A JOIN B ON .. JOIN C ON ..``, bushy ``(A JOIN B) JOIN (C JOIN D)``, any join types):
+the join is then looked up through the lower join's sources (``delta_cascade``), each
+lookup needing an index (under AUTO a declared 'bucket.key'), and a join key of a lower
+join's rows must hold at least one plain column of a source. Every table appears once in a
+cascade (a self-join stays a single two-input delta join). The physical plan runs the
+whole cascade as one operator (``DeltaJoinCascade``) with no join state.
 EVENTUAL also needs an INNER join and, unless
 ``table.optimizer.delta-join.ignore-non-unique-key-filter`` = true, no filter on columns
 outside the primary key (an update moving a row out of such a filter would leave it stale).
