@@ -31,6 +31,7 @@ from deltaflow.processor.runtime.base import (
 from deltaflow.processor.runtime.changelog_ptf import FromChangelogOperator, ToChangelogOperator
 from deltaflow.processor.runtime.correlate import CorrelateOperator
 from deltaflow.processor.runtime.delta_agg import DeltaAggOperator
+from deltaflow.processor.runtime.delta_cascade import DeltaCascadeOperator
 from deltaflow.processor.runtime.delta_join import DeltaJoinOperator
 from deltaflow.processor.runtime.group_agg import GroupAggOperator
 from deltaflow.processor.runtime.join import JoinOperator
@@ -57,6 +58,7 @@ _BUILDERS = {
     p.GroupAggregate: GroupAggOperator,
     p.Join: JoinOperator,
     p.DeltaJoin: DeltaJoinOperator,
+    p.DeltaJoinCascade: DeltaCascadeOperator,
     p.DeltaAggregate: DeltaAggOperator,
     p.ChangelogNormalize: ChangelogNormalizeOperator,
     p.Deduplicate: DeduplicateOperator,
