@@ -187,28 +187,41 @@ class UpsertMaterializer:
     def process(self, batch: Batch) -> Batch:
         if not batch:
             return Batch()
-        keys = [self.key_of(r) for r in batch.rows]
+        keys = list(map(self.key_of, batch.rows))
         loaded = _Loaded(self.state, keys, self.state_keys)
         lists = {k: list(v) if v else [] for k, v in loaded.original.items()}
         out = Batch()
+        out_kinds, out_rows = out.kinds, out.rows
+        match = self.match_of
         for kind, row, key in zip(batch.kinds, batch.rows, keys, strict=True):
             values = lists[key]
             if ADDS[kind]:
-                out.append(UPDATE_AFTER if values else INSERT, row)
-                index = self._find(values, row) if self.match_of is not None else -1
+                out_kinds.append(UPDATE_AFTER if values else INSERT)
+                out_rows.append(row)
+                if match is None or not values:
+                    values.append(row)
+                    continue
+                index = self._find(values, row)
                 if index < 0:
                     values.append(row)
                 else:
                     values[index] = row
                 continue
-            index = self._find(values, row)
-            if index < 0:
-                continue  # a retraction of a row never added: Flink logs and ignores it
+            if len(values) == 1 and (
+                values[0] == row if match is None else match(values[0]) == match(row)
+            ):
+                index = 0  # the common case: a key's one row retracted
+            else:
+                index = self._find(values, row)
+                if index < 0:
+                    continue  # a retraction of a row never added: Flink logs and ignores it
             del values[index]
             if not values:
-                out.append(DELETE, row)
+                out_kinds.append(DELETE)
+                out_rows.append(row)
             elif index == len(values):
-                out.append(UPDATE_AFTER, values[-1])
+                out_kinds.append(UPDATE_AFTER)
+                out_rows.append(values[-1])
         loaded.store({k: v or None for k, v in lists.items()})
         return out
 
