@@ -76,7 +76,11 @@ class RecordWriter:
 
     def produce(self, keys, values, stamps=None, headers=None) -> None:
         produce, topic, choose = self.producer.produce, self.topic, self.partition_of
-        for i, value in enumerate(values):
+        start = 0
+        if choose is None and stamps is None and headers is None and keys is not None:
+            start = self._produce_plain(keys, values)
+        for i in range(start, len(values)):
+            value = values[i]
             extra: dict = {}
             if choose is not None:
                 extra["partition"] = choose()
@@ -94,6 +98,18 @@ class RecordWriter:
                 except KafkaException as err:
                     raise self._refused(err, key, value) from None
         self.producer.poll(0)
+
+    def _produce_plain(self, keys, values) -> int:
+        """The common case, key and value only; returns how many were produced before
+        a full queue or a refusal (the general loop takes it from there)."""
+        produce, topic = self.producer.produce, self.topic
+        done = 0
+        try:
+            for done, (value, key) in enumerate(zip(values, keys, strict=True)):  # noqa: B007
+                produce(topic, value, key)
+        except (BufferError, KafkaException):
+            return done
+        return len(values)
 
     def _refused(self, err: KafkaException, key, value) -> ConnectorError:
         size = len(value or b"") + len(key or b"")
