@@ -145,7 +145,7 @@ class JoinOperator(Operator):
             return Batch()
         is_left = port == 0
         mine, other = (self.sides[0], self.sides[1]) if is_left else (self.sides[1], self.sides[0])
-        keys = [self.key_of[port](r) for r in batch.rows]
+        keys = list(map(self.key_of[port], batch.rows))
         encoded = self.state_keys.of(keys)  # each key encoded once
         mine.load(encoded)
         other.load(encoded)

@@ -53,6 +53,15 @@ class _Loaded:
         stored = table.get_many_encoded(list(self.encoded.values()))
         self.original = dict(zip(self.encoded, stored, strict=True))
 
+    def write(self, values: dict[tuple, object]) -> None:
+        """Writes every key (None deletes a key that had a value)."""
+        table, encoded, original = self.table, self.encoded, self.original
+        for key, value in values.items():
+            if value is not None:
+                table.put_encoded(encoded[key], value)
+            elif original[key] is not None:
+                table.delete_encoded(encoded[key])
+
     def store(self, values: dict[tuple, object]) -> None:
         """Writes the keys whose value is not the object that was read (None deletes)."""
         for key, value in values.items():
@@ -189,7 +198,9 @@ class UpsertMaterializer:
             return Batch()
         keys = list(map(self.key_of, batch.rows))
         loaded = _Loaded(self.state, keys, self.state_keys)
-        lists = {k: list(v) if v else [] for k, v in loaded.original.items()}
+        # Changed in place: each list is a fresh decode or the buffered value itself, and
+        # every key of the batch is written back below.
+        lists = {k: [] if v is None else v for k, v in loaded.original.items()}
         out = Batch()
         out_kinds, out_rows = out.kinds, out.rows
         match = self.match_of
@@ -222,7 +233,7 @@ class UpsertMaterializer:
             elif index == len(values):
                 out_kinds.append(UPDATE_AFTER)
                 out_rows.append(values[-1])
-        loaded.store({k: v or None for k, v in lists.items()})
+        loaded.write({k: v or None for k, v in lists.items()})
         return out
 
 
