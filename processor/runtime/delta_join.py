@@ -58,6 +58,8 @@ class JoinStep:
                 if ADDS[kind] and key in others:
                     self._joined(out, kind, row, self.matches(row, others[key], is_left), is_left)
             return out
+        if not self.outer[1 if is_left else 0]:
+            return self._run_inner_other(kinds, rows, keys, others, is_left)
         for kind, row, key in zip(kinds, rows, keys, strict=True):
             matches = self.matches(row, others[key], is_left) if key in others else []
             mine_rows = own.get(key)
@@ -70,6 +72,29 @@ class JoinStep:
                     mine_rows.remove(row)
                 self._retract(out, kind, row, matches, mine_rows, is_left)
         return out
+
+    def _run_inner_other(self, kinds, rows, keys, others, is_left: bool) -> Batch:
+        """``run`` when the other side is not outer: no match counts to keep, each change
+        joins its matches (or, on an outer side, pads itself when it has none)."""
+        mine_outer = self.outer[0 if is_left else 1]
+        pad = self.nulls[1 if is_left else 0]
+        cond = self.condition
+        out_kinds: list[int] = []
+        out_rows: list[tuple] = []
+        for kind, row, key in zip(kinds, rows, keys, strict=True):
+            found = others.get(key)
+            if found and cond is not None:
+                found = self.matches(row, found, is_left)
+            if mine_outer:
+                kind = INSERT if ADDS[kind] else DELETE
+            if not found:
+                if mine_outer:
+                    out_kinds.append(kind)
+                    out_rows.append(row + pad if is_left else pad + row)
+                continue
+            out_kinds += [kind] * len(found)
+            out_rows += [row + e for e in found] if is_left else [e + row for e in found]
+        return Batch(out_kinds, out_rows)
 
     def matches(self, row: tuple, candidates: list[tuple], is_left: bool) -> list[tuple]:
         cond = self.condition
