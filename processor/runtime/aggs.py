@@ -135,8 +135,14 @@ class Aggregates:
                 parts.append(f"fns[{slot - 1}].init()")
         return "[" + ", ".join(parts) + "]"
 
-    def fold_lines(self, retract: bool, pad: str, acc: str, row: str) -> list[str]:
-        """Statements folding ``row`` into (or out of) ``acc``; they use the local ``v``."""
+    def fold_lines(
+        self, retract: bool, pad: str, acc: str, row: str, wide_context: bool = False
+    ) -> list[str]:
+        """Statements folding ``row`` into (or out of) ``acc``; they use the local ``v``.
+
+        DECIMAL sums call ``WIDE.add``/``WIDE.subtract``, unless ``wide_context`` says the
+        code runs with ``WIDE`` as the thread's decimal context (then ``+=`` is exact).
+        """
         sign = "-" if retract else "+"
         method = "retract" if retract else "add"
         lines = [f"{pad}{acc}[0] {sign}= 1"]
@@ -158,7 +164,7 @@ class Aggregates:
                 lines.append(f"{at}    {acc}[{slot}] {sign}= 1")
             elif type(fn) in (Sum, Avg):
                 lines.append(f"{at}    a = {acc}[{slot}]")
-                if fn.dtype.root == DECIMAL:
+                if fn.dtype.root == DECIMAL and not wide_context:
                     op = "_dsub" if retract else "_dadd"
                     lines.append(f"{at}    a[0] = {op}(a[0], v)")
                 else:

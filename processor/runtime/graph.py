@@ -33,7 +33,7 @@ from deltaflow.processor.runtime.correlate import CorrelateOperator
 from deltaflow.processor.runtime.delta_agg import DeltaAggOperator
 from deltaflow.processor.runtime.delta_cascade import DeltaCascadeOperator
 from deltaflow.processor.runtime.delta_join import DeltaJoinOperator
-from deltaflow.processor.runtime.group_agg import GroupAggOperator
+from deltaflow.processor.runtime.group_agg import GroupAggOperator, fusable_projection
 from deltaflow.processor.runtime.join import JoinOperator
 from deltaflow.processor.runtime.keyed import (
     ChangelogNormalizeOperator,
@@ -124,15 +124,23 @@ class Graph:
         self.ttl = None
         if self.ctx.state_ttl_ms > 0 and backend is not None:
             self.ttl = TtlBackend(backend, self.ctx.state_ttl_ms, self.ctx.clock)
-        self.ops = {
-            n.node_id: build_operator(n, self._backend_of(n, backend), self.ctx) for n in nodes
-        }
         self.inputs = {n.node_id: [c.node_id for c in n.inputs] for n in nodes}
         self.consumers: dict[int, list[tuple[int, int]]] = {nid: [] for nid in self.order}
         for n in nodes:
             for port, child in enumerate(n.inputs):
                 self.consumers[child.node_id].append((n.node_id, port))
         self.sink_ids = [s.node_id for s in plan.sinks]
+        fused = self._fusions(nodes)
+        self.ops = {}
+        for n in nodes:
+            if n.node_id in fused.values():
+                self.ops[n.node_id] = PassThrough()  # its consumer reads its input columns
+            elif n.node_id in fused:
+                calc = self.nodes[fused[n.node_id]]
+                node_backend = self._backend_of(n, backend)
+                self.ops[n.node_id] = GroupAggOperator(n, node_backend, self.ctx, fused=calc)  # type: ignore[arg-type]
+            else:
+                self.ops[n.node_id] = build_operator(n, self._backend_of(n, backend), self.ctx)
         self.watermarks = dict.fromkeys(self.order, MIN_WATERMARK)
         self.source_watermarks: dict[int, int] = {}
         self.partition_watermarks: dict[int, dict[int, int]] = {}
@@ -142,6 +150,20 @@ class Graph:
                 self.source_watermarks[n.node_id] = MIN_WATERMARK
                 if n.watermark is not None:
                     self.watermark_fns[n.node_id] = self._compile(n.watermark.expr)
+
+    def _fusions(self, nodes: list[p.Node]) -> dict[int, int]:
+        """GroupAggregate node_id -> the Calc below it that only selects columns for it
+        alone (no other consumer, not a sink): the aggregate reads the Calc's input
+        rows at the selected positions and the Calc passes its batches through."""
+        fused = {}
+        for n in nodes:
+            if type(n) is not p.GroupAggregate or type(n.inputs[0]) is not p.Calc:
+                continue
+            calc = n.inputs[0]
+            alone = len(self.consumers[calc.node_id]) == 1 and calc.node_id not in self.sink_ids
+            if alone and fusable_projection(calc) is not None:  # type: ignore[arg-type]
+                fused[n.node_id] = calc.node_id
+        return fused
 
     def _backend_of(self, node: p.Node, backend):  # noqa: ANN001, ANN202
         return self.ttl if self.ttl is not None and type(node) in _TTL_NODES else backend

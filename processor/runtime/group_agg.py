@@ -25,6 +25,8 @@ folded into it: the operator reads the Calc's input rows at the selected positio
 from __future__ import annotations
 
 from dataclasses import replace
+from decimal import localcontext
+from operator import itemgetter
 
 from deltaflow.formats.changelog import (
     ADDS,
@@ -36,6 +38,7 @@ from deltaflow.formats.changelog import (
 )
 from deltaflow.processor.exprs.nodes import InputRef
 from deltaflow.processor.plan import AggCall, Calc, GroupAggregate
+from deltaflow.processor.runtime.agg_functions import WIDE
 from deltaflow.processor.runtime.aggs import Aggregates
 from deltaflow.processor.runtime.base import Operator, StateKeys
 
@@ -70,10 +73,8 @@ class GroupAggOperator(Operator):
         self.update_before = node.emits_update_before
         self.mini_batch = ctx.mini_batch
         self.emit_unchanged = ctx.state_ttl_ms > 0
-        item = "".join(f"r[{k}], " for k in keys)
-        self.keys_of = self.aggs.build(
-            [f"def keys(rows):\n    return [({item}) for r in rows]"], "keys"
-        )
+        self.key_columns = keys
+        self.keys_of = _keys_function(keys)
         self.run = self._compile_fold() if self.mini_batch else self._compile_per_record()
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
@@ -88,9 +89,10 @@ class GroupAggOperator(Operator):
             values = self.aggs.values
             results = {k: None if a is None else k + values(a) for k, a in accs.items()}
             out = Batch()
-            self.run(
-                batch.kinds, batch.rows, keys, accs, results, out.kinds.append, out.rows.append
-            )
+            with localcontext(WIDE):  # the generated loop adds DECIMALs with +=, exactly
+                self.run(
+                    batch.kinds, batch.rows, keys, accs, results, out.kinds.append, out.rows.append
+                )
         self._store(accs, encoded)
         return out
 
@@ -118,8 +120,8 @@ class GroupAggOperator(Operator):
         aggs = self.aggs
         changed = "else:" if self.emit_unchanged else "elif new != prev:"
         before = "                ok(_UB)\n                ov(prev)\n" if self.update_before else ""
-        add = "\n".join(aggs.fold_lines(False, " " * 12, "acc", "r"))
-        sub = "\n".join(aggs.fold_lines(True, " " * 12, "acc", "r"))
+        add = "\n".join(aggs.fold_lines(False, " " * 12, "acc", "r", wide_context=True))
+        sub = "\n".join(aggs.fold_lines(True, " " * 12, "acc", "r", wide_context=True))
         source = f"""def run(kinds, rows, keys, accs, results, ok, ov, {_defaults()}):
     for kind, r, key in zip(kinds, rows, keys):
         acc = accs[key]
@@ -133,7 +135,7 @@ class GroupAggOperator(Operator):
 {sub}
         prev = results[key]
         if acc[0] > 0:
-            new = key + {aggs.values_expr("acc")}
+            new = {self._result_expr()}
             if prev is None:
                 ok(_I)
                 ov(new)
@@ -154,8 +156,8 @@ class GroupAggOperator(Operator):
         """``fold(kinds, rows, keys, accs)``: every record folded into its key's accumulator;
         leading retractions of a group without state are dropped, as Flink does."""
         aggs = self.aggs
-        add = "\n".join(aggs.fold_lines(False, " " * 12, "acc", "r"))
-        sub = "\n".join(aggs.fold_lines(True, " " * 12, "acc", "r"))
+        add = "\n".join(aggs.fold_lines(False, " " * 12, "acc", "r", wide_context=True))
+        sub = "\n".join(aggs.fold_lines(True, " " * 12, "acc", "r", wide_context=True))
         source = f"""def fold(kinds, rows, keys, accs, {_defaults()}):
     for kind, r, key in zip(kinds, rows, keys):
         acc = accs[key]
@@ -168,6 +170,11 @@ class GroupAggOperator(Operator):
 """
         return self._build(source, "fold")
 
+    def _result_expr(self) -> str:
+        """The output row: the group key columns (read from the row) and the results."""
+        parts = [f"r[{k}]" for k in self.key_columns] + self.aggs.value_exprs("acc")
+        return "(" + "".join(f"{p}, " for p in parts) + ")"
+
     def _build(self, source: str, name: str):  # noqa: ANN202
         fn = self.aggs.build([source], name, _EMIT)
         fn.__deltaflow_source__ = source
@@ -176,7 +183,8 @@ class GroupAggOperator(Operator):
     def _fold_per_key(self, batch: Batch, keys: list[tuple], accs: dict) -> Batch:
         values = self.aggs.values
         prevs = [None if a is None else k + values(a) for k, a in accs.items()]
-        self.run(batch.kinds, batch.rows, keys, accs)
+        with localcontext(WIDE):  # the generated fold adds DECIMALs with +=, exactly
+            self.run(batch.kinds, batch.rows, keys, accs)
         out = Batch()
         emit_unchanged, ub = self.emit_unchanged, self.update_before
         for (key, acc), prev in zip(list(accs.items()), prevs, strict=True):
@@ -195,6 +203,17 @@ class GroupAggOperator(Operator):
                     out.append(UPDATE_BEFORE, prev)
                 out.append(UPDATE_AFTER, new)
         return out
+
+
+def _keys_function(columns: tuple[int, ...]):  # noqa: ANN202
+    """``keys(rows)``: the group key tuple of each row, built in C (itemgetter, zip)."""
+    if not columns:
+        return lambda rows: [()] * len(rows)
+    if len(columns) == 1:
+        getter = itemgetter(columns[0])
+        return lambda rows: list(zip(map(getter, rows)))
+    many = itemgetter(*columns)
+    return lambda rows: list(map(many, rows))
 
 
 def _defaults() -> str:

@@ -1,0 +1,178 @@
+"""The generated GroupAggregate loop: exact DECIMAL sums, Java integer overflow, and a
+column-selecting Calc folded into the aggregate."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from rt_helpers import ALL, NO_UB, fields, parse_changelog, scan, show, types
+
+from deltaflow.formats.types import parse_type
+from deltaflow.processor.exprs.nodes import Call, InputRef, Literal
+from deltaflow.processor.plan import AggCall, Calc, GroupAggregate, JobPlan, Sink
+from deltaflow.processor.runtime.base import RuntimeContext
+from deltaflow.processor.runtime.graph import Graph
+from deltaflow.processor.runtime.group_agg import GroupAggOperator
+from deltaflow.processor.runtime.simple import PassThrough
+
+ORDERS = types("BIGINT", "INT", "DECIMAL(10, 2)", "STRING")  # id, merchant, amount, status
+OUT = types("INT", "BIGINT", "DECIMAL(38, 2)")
+
+
+def agg_node(child, keys, calls, node_id=3, mode=NO_UB):
+    child_types = list(child.types)
+    out_types = [child_types[k] for k in keys] + [c.type for c in calls]
+    return GroupAggregate(
+        node_id=node_id,
+        inputs=(child,),
+        fields=fields(out_types),
+        changelog_mode=mode,
+        group_keys=keys,
+        aggs=calls,
+    )
+
+
+def sink(node_id, child):
+    return Sink(
+        node_id=node_id,
+        inputs=(child,),
+        fields=child.fields,
+        changelog_mode=child.changelog_mode,
+        table=f"sink{node_id}",
+        options={"connector": "print"},
+        physical=child.fields,
+    )
+
+
+def count_and_sum(child, amount):
+    return (
+        AggCall("COUNT", (), parse_type("BIGINT NOT NULL"), "n"),
+        AggCall("SUM", (amount,), parse_type("DECIMAL(38, 2)"), "s"),
+    )
+
+
+def select_merchant_amount(condition=None):
+    """Calc(select=[merchant, amount]) over the orders scan."""
+    src = scan(1, ORDERS)
+    return Calc(
+        node_id=2,
+        inputs=(src,),
+        fields=fields([ORDERS[1], ORDERS[2]]),
+        changelog_mode=ALL,
+        projection=(InputRef(ORDERS[1], 1), InputRef(ORDERS[2], 2)),
+        condition=condition,
+    )
+
+
+CHANGES = """+I[1, 7, 10.50, NEW]
++I[2, 7, 4.25, NEW]
++I[3, 8, 1.00, NEW]
+-U[1, 7, 10.50, NEW]
++U[1, 7, 12.00, PAID]
+-D[3, 8, 1.00, NEW]
+-D[2, 7, 4.25, NEW]"""
+
+# COUNT(*), SUM(amount) GROUP BY merchant, one output per change (Flink's GroupAggFunction,
+# no UPDATE_BEFORE): the -U of order 1 leaves (1, 4.25) for a moment, then +U gives 16.25.
+PER_RECORD = [
+    "+I[7, 1, 10.50]",
+    "+U[7, 2, 14.75]",
+    "+I[8, 1, 1.00]",
+    "+U[7, 1, 4.25]",
+    "+U[7, 2, 16.25]",
+    "-D[8, 1, 1.00]",
+    "+U[7, 1, 12.00]",
+]
+
+
+@pytest.mark.parametrize("mini_batch", [False, True])
+def test_a_column_selecting_calc_is_folded_into_the_aggregate(backend, mini_batch):
+    calc = select_merchant_amount()
+    agg = agg_node(calc, (0,), count_and_sum(calc, 1))
+    graph = Graph(JobPlan(sinks=(sink(4, agg),)), backend, RuntimeContext(mini_batch=mini_batch))
+    assert isinstance(graph.ops[2], PassThrough)
+    out = show(graph.push(1, parse_changelog(CHANGES, ORDERS))[4], OUT)
+    # mini-batch: one result per key of the batch; merchant 8 came and went within it
+    assert out == (["+I[7, 1, 12.00]"] if mini_batch else PER_RECORD)
+
+
+def test_a_filtering_calc_stays_its_own_operator(backend):
+    b = parse_type("BOOLEAN")
+    paid = Call(b, "=", (InputRef(ORDERS[3], 3), Literal(ORDERS[3], "PAID")))
+    calc = select_merchant_amount(condition=paid)
+    agg = agg_node(calc, (0,), count_and_sum(calc, 1))
+    graph = Graph(JobPlan(sinks=(sink(4, agg),)), backend)
+    assert not isinstance(graph.ops[2], PassThrough)
+    out = show(graph.push(1, parse_changelog(CHANGES, ORDERS))[4], OUT)
+    assert out == ["+I[7, 1, 12.00]"]
+
+
+def test_a_calc_read_by_two_nodes_is_not_folded(backend):
+    calc = select_merchant_amount()
+    agg = agg_node(calc, (0,), count_and_sum(calc, 1))
+    plan = JobPlan(sinks=(sink(4, agg), sink(5, calc)))
+    graph = Graph(plan, backend)
+    assert not isinstance(graph.ops[2], PassThrough)
+    out = graph.push(1, parse_changelog(CHANGES, ORDERS))
+    assert show(out[4], OUT) == PER_RECORD
+    assert show(out[5], types("INT", "DECIMAL(10, 2)"))[:2] == ["+I[7, 10.50]", "+I[7, 4.25]"]
+
+
+@pytest.mark.parametrize("mini_batch", [False, True])
+def test_decimal_sum_beyond_28_digits_is_exact(backend, mini_batch):
+    """DECIMAL(38, 2) holds 38 digits; Python's default context keeps 28."""
+    t = types("STRING", "DECIMAL(38, 2)")
+    node = agg_node(scan(1, t), (), (AggCall("SUM", (1,), parse_type("DECIMAL(38, 2)"), "s"),))
+    op = GroupAggOperator(node, backend, RuntimeContext(mini_batch=mini_batch))
+    big = "123456789012345678901234567890123.45"
+    first = op.process(parse_changelog(f"+I[a, {big}]\n+I[b, 0.01]", t))
+    assert first.rows[-1] == (Decimal("123456789012345678901234567890123.46"),)
+    backend.commit({})
+    second = op.process(parse_changelog(f"-D[a, {big}]", t))
+    assert [str(r[0]) for r in second.rows] == ["0.01"]
+
+
+def test_decimal_sum_of_another_scale_is_rounded_half_up_to_the_result_scale(backend):
+    t = types("STRING", "DECIMAL(10, 3)")
+    node = agg_node(scan(1, t), (), (AggCall("SUM", (1,), parse_type("DECIMAL(38, 2)"), "s"),))
+    op = GroupAggOperator(node, backend, RuntimeContext())
+    out = op.process(parse_changelog("+I[a, 1.004]\n+I[a, 0.001]", t))
+    assert [str(r[0]) for r in out.rows] == ["1.00", "1.01"]
+
+
+def test_bigint_sum_overflows_as_a_java_long(backend):
+    t = types("STRING", "BIGINT")
+    node = agg_node(
+        scan(1, t),
+        (),
+        (
+            AggCall("SUM", (1,), parse_type("BIGINT"), "s"),
+            AggCall("SUM0", (1,), parse_type("BIGINT"), "z"),
+        ),
+    )
+    op = GroupAggOperator(node, backend, RuntimeContext())
+    text = "+I[a, 9223372036854775807]\n+I[b, 1]\n-D[a, 9223372036854775807]\n-D[b, 1]"
+    out = op.process(parse_changelog(text, t))
+    assert show(out, types("BIGINT", "BIGINT")) == [
+        "+I[9223372036854775807, 9223372036854775807]",
+        "+U[-9223372036854775808, -9223372036854775808]",
+        "+U[1, 1]",
+        "-D[1, 1]",
+    ]
+
+
+def test_sum0_over_a_filtered_out_group_is_zero_and_sum_is_null(backend):
+    t = types("STRING", "INT", "BOOLEAN")
+    calls = (
+        AggCall("SUM", (1,), parse_type("INT"), "s", filter_arg=2),
+        AggCall("SUM0", (1,), parse_type("INT"), "z", filter_arg=2),
+    )
+    node = agg_node(scan(1, t), (0,), calls, mode=ALL)
+    op = GroupAggOperator(node, backend, RuntimeContext())
+    out = op.process(parse_changelog("+I[a, 5, false]\n+I[a, 2, true]", t))
+    assert show(out, types("STRING", "INT", "INT")) == [
+        "+I[a, null, 0]",
+        "-U[a, null, 0]",
+        "+U[a, 2, 2]",
+    ]
