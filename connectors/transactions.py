@@ -14,21 +14,41 @@ so after a crash ``committed_epoch()`` says which epoch made it to the readers.
 same transactional id (a job that was killed) and aborts its open transaction,
 so that nothing of an unfinished epoch ever becomes visible to ``read_committed``
 readers.
+
+No call waits longer than the job lets it (``connectors/patience.py``): a wait ends
+when the brokers have been unreachable for ``deltaflow.broker.timeout``, or soon
+after the job is asked to stop (SIGTERM), with a ``ConnectorError``; the last
+checkpoint stays intact either way and the next start settles the open epoch.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from confluent_kafka import KafkaException, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from deltaflow.connectors import kafka_client
 from deltaflow.connectors.options import TableOptions
+from deltaflow.connectors.patience import InFlight, Patience, WaitEnded
 from deltaflow.formats.errors import ConnectorError
 
-RETRY_PAUSE_S = 0.5
+RETRY_PAUSE_S = 0.2
+ABORT_WAIT_S = 2.0
 MAX_TXN_TIMEOUT_MS = 900_000
+# a consumer's errors carry no retriable flag: these mean "no broker or coordinator yet"
+CONSUMER_RETRY = frozenset(
+    {
+        KafkaError._TIMED_OUT,
+        KafkaError._TRANSPORT,
+        KafkaError._ALL_BROKERS_DOWN,
+        KafkaError._WAIT_COORD,
+        KafkaError.COORDINATOR_NOT_AVAILABLE,
+        KafkaError.NOT_COORDINATOR,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -46,7 +66,10 @@ def transactional_id(request: TransactionRequest) -> str:
 
 
 def open_transactions(
-    requests: list[TransactionRequest], timeout_s: float, token: str = ""
+    requests: list[TransactionRequest],
+    timeout_s: float,
+    token: str = "",
+    patience: Patience | None = None,
 ) -> EpochTransactions | None:
     """The job's one transactional producer for ``requests`` (None when there are none).
 
@@ -63,17 +86,24 @@ def open_transactions(
                 f"properties.* as table '{first.opts.table}', so that one transaction covers "
                 "both; use the same properties or 'at-least-once' for one of them"
             )
-    return EpochTransactions(first, timeout_s, token)
+    return EpochTransactions(first, timeout_s, token, patience)
 
 
 class EpochTransactions:
     """One Kafka transaction per checkpoint epoch; see the module docstring."""
 
-    def __init__(self, request: TransactionRequest, timeout_s: float, token: str = "") -> None:
+    def __init__(
+        self,
+        request: TransactionRequest,
+        timeout_s: float,
+        token: str = "",
+        patience: Patience | None = None,
+    ) -> None:
         self.request = request
         self.id = transactional_id(request)
-        self.timeout_s = timeout_s
-        timeout_ms = int(timeout_s * 1000)
+        self.patience = patience or Patience(timeout_s)
+        self.timeout_s = self.patience.timeout_s
+        timeout_ms = int(self.timeout_s * 1000)
         tuning = {
             "transactional.id": self.id,
             "acks": "all",
@@ -87,29 +117,40 @@ class EpochTransactions:
             "queue.buffering.max.messages": 1_000_000,
             "queue.buffering.max.kbytes": 1_048_576,
         }
-        self.producer = kafka_client.producer(request.opts, request.conf, tuning)
+        self.client = kafka_client.producer(request.opts, request.conf, tuning)
+        self.producer = SharedProducer(self.client, self)
         self.group = f"deltaflow-epochs-{self.id}" + (f"-{token}" if token else "")
         self._marker = kafka_client.consumer(request.opts, request.conf, group=self.group)
         self.open = False
 
     def start(self) -> None:
         """Fence the job's earlier incarnation and abort its unfinished transaction."""
-        self._call("initialise its transactions", lambda t: self.producer.init_transactions(t))
+        self._call("initialise its transactions", self.client.init_transactions)
 
     def committed_epoch(self) -> int | None:
         """The epoch of the last committed transaction, or None before the first one."""
-        marker = TopicPartition(self.request.topic, 0)
-        try:
-            (found,) = self._marker.committed([marker], timeout=self.timeout_s)
-        except KafkaException as err:
-            raise self._error("read its last committed epoch", err) from None
-        return found.offset if found.offset >= 0 else None
+        marker = [TopicPartition(self.request.topic, 0)]
+        found: list = []
+        self._call(
+            "read its last committed epoch",
+            lambda t: found.extend(self._marker.committed(marker, timeout=t)),
+            retry=CONSUMER_RETRY,
+        )
+        return found[0].offset if found[0].offset >= 0 else None
 
     def begin(self) -> None:
         """Open the transaction of the next epoch (a no-op when one is open)."""
         if not self.open:
-            self.producer.begin_transaction()
+            self.client.begin_transaction()
             self.open = True
+
+    def flush(self) -> None:
+        """Wait until every record of the open transaction is acknowledged."""
+        what = "have the records of its open transaction acknowledged"
+        try:
+            self.patience.wait(what, lambda t: self.client.flush(t) == 0)
+        except WaitEnded as ended:
+            raise self._ended(ended) from None
 
     def commit(self, epoch: int) -> None:
         """Commit the open transaction with the marker of ``epoch``."""
@@ -117,37 +158,63 @@ class EpochTransactions:
         meta = self._marker.consumer_group_metadata()
         self._call(
             f"store the marker of epoch {epoch}",
-            lambda t: self.producer.send_offsets_to_transaction(marker, meta, t),
+            lambda t: self.client.send_offsets_to_transaction(marker, meta, t),
         )
-        self._call(f"commit epoch {epoch}", lambda t: self.producer.commit_transaction(t))
+        self._call(f"commit epoch {epoch}", self.client.commit_transaction)
         self.open = False
 
     def close(self) -> None:
-        """Abort an open transaction (its epoch was not checkpointed) and release the clients."""
-        if self.producer is None:
-            return
-        if self.open:
-            try:
-                self.producer.abort_transaction(5)
-            except KafkaException:
-                pass  # the next start() aborts it
-            self.open = False
-        self._marker.close()
-        self.producer = None  # type: ignore[assignment]
+        """Abort an open transaction (its epoch was not checkpointed) and release the clients.
 
-    def _call(self, what: str, action) -> None:
-        """Run a transactional call, retrying retriable errors until the timeout."""
-        deadline = time.monotonic() + self.timeout_s
-        while True:
-            left = max(1.0, deadline - time.monotonic())
+        The abort waits ``ABORT_WAIT_S`` at most and is not tried while the brokers are
+        away: then the next start's ``init_transactions`` aborts the transaction."""
+        if self.client is None:
+            return
+        if self.open and self.patience.down_for() == 0:
             try:
-                action(left)
-                return
+                self.client.abort_transaction(ABORT_WAIT_S)
+            except KafkaException:
+                pass
+            self.open = False
+        self.client.purge(in_queue=True, in_flight=True)
+        self._marker.close()
+        self.client = None  # type: ignore[assignment]
+
+    def _call(
+        self, what: str, action: Callable[[float], object], retry: frozenset[int] = frozenset()
+    ) -> None:
+        """Run a call on a helper thread (``InFlight``: it may block past its timeout),
+        waiting for it in slices and calling it again after a retriable error (a
+        transactional call that timed out is one) or one of ``retry``, until the job's
+        patience ends."""
+        failures: list[KafkaException] = []
+        flight: list[InFlight] = []
+
+        def attempt(slice_s: float) -> bool:
+            if not flight:
+                flight.append(InFlight(lambda: action(self.timeout_s)))
+            try:
+                return flight[0].result(slice_s)
             except KafkaException as err:
-                kafka = err.args[0]
-                if not kafka.retriable() or time.monotonic() >= deadline:
+                flight.clear()
+                if not err.args[0].retriable() and err.args[0].code() not in retry:
                     raise self._error(what, err) from None
+                failures[:] = [err]
                 time.sleep(RETRY_PAUSE_S)
+                return False
+
+        try:
+            self.patience.wait(what, attempt)
+        except WaitEnded as ended:
+            raise self._ended(ended, failures[0] if failures else None) from None
+
+    def _ended(self, ended: WaitEnded, last: KafkaException | None = None) -> ConnectorError:
+        cause = f" (last error: {last.args[0].str()})" if last is not None else ""
+        return ConnectorError(
+            f"table '{self.request.opts.table}': Kafka transaction '{self.id}': {ended}{cause}; "
+            "the last checkpoint is intact: start the job again once the brokers are "
+            "reachable, it redoes the unfinished epoch"
+        )
 
     def _error(self, what: str, err: KafkaException) -> ConnectorError:
         kafka = err.args[0]
@@ -157,3 +224,25 @@ class EpochTransactions:
             f"{what}: {kafka.str()}{fenced}; restart the job, it resumes from its last "
             "checkpoint and redoes the unfinished epoch"
         )
+
+
+class SharedProducer:
+    """The transactional producer as the exactly-once sinks see it: ``produce`` is the
+    client's own, ``flush`` waits in slices with the job's patience, and a wait for
+    room in a full queue (``poll`` with a timeout) ends when the job is stopped."""
+
+    def __init__(self, client, txn: EpochTransactions) -> None:
+        self.produce = client.produce
+        self._client, self._txn = client, txn
+
+    def poll(self, timeout: float = 0) -> int:
+        if timeout > 0 and self._txn.patience.stop.is_set():
+            raise self._txn._ended(WaitEnded("the job was asked to stop while its queue was full"))
+        return self._client.poll(timeout)
+
+    def flush(self, timeout: float) -> int:  # noqa: ARG002 - the job's patience decides
+        self._txn.flush()
+        return 0
+
+    def purge(self, *args, **kwargs) -> None:
+        self._client.purge(*args, **kwargs)

@@ -76,6 +76,11 @@ class BrokerWatch:
                     "SET 'deltaflow.broker.timeout' = '10 min')"
                 )
 
+    def down_for(self) -> float:
+        """Seconds the longest-unreachable cluster has been away (0 when all are reachable)."""
+        since = min(list(self.down_since.values()), default=None)
+        return 0.0 if since is None else time.monotonic() - since
+
     def stop(self) -> None:
         """Ends the probes; a probe in flight finishes on its own (the thread is a daemon),
         so a stopping job never waits for it."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deltaflow.connectors.base import TableSpec, create_sink, create_source
-from deltaflow.connectors.transactions import EpochTransactions, open_transactions
+from deltaflow.connectors.transactions import EpochTransactions, Patience, open_transactions
 from deltaflow.formats.errors import ConnectorError, DeltaflowError, StateError
 from deltaflow.processor import crash, progress
 from deltaflow.processor.brokers import BrokerWatch, cluster_configs
@@ -153,11 +153,17 @@ class Job:
         if token is None:  # names this state directory's epoch markers (a replay gets its own)
             token = uuid.uuid4().hex[:12]
             self.backend.commit({TOKEN_KEY: token})
-        self.txn = open_transactions([r for _, r in requests], self.broker_timeout_s, str(token))
+        patience = Patience(self.broker_timeout_s, self.stop, self._brokers_down_for)
+        self.txn = open_transactions(
+            [r for _, r in requests], self.broker_timeout_s, str(token), patience
+        )
         if self.txn is not None:
             self.txn.start()
             for sink, _ in requests:
                 sink.join_transaction(self.txn.producer)
+
+    def _brokers_down_for(self) -> float:
+        return self.watch.down_for() if self.watch is not None else 0.0
 
     def _sink_committed(self, epoch: int) -> bool:
         return self.txn is not None and self.txn.committed_epoch() == epoch

@@ -3,15 +3,25 @@
 The broker advertises the proxy's port, so every client (the job's and the test's)
 talks to the broker through it. ``cut()`` closes the listening socket and every
 open connection, as a broker that went away; ``restore()`` listens again.
+``cut_between(first, then)`` cuts at a chosen moment of the Kafka protocol: once a
+request with API key ``first`` has passed, the next request with a key in ``then``
+is dropped and the proxy cut, so the broker goes away between two steps of a
+client's operation (e.g. ``send_offsets_to_transaction``'s AddOffsetsToTxn and its
+FindCoordinator or TxnOffsetCommit).
 """
 
 from __future__ import annotations
 
 import asyncio
+import struct
 import subprocess
 import threading
 
 from deltaflow.connectors.broker import broker_binary, free_port
+
+FIND_COORDINATOR = 10
+ADD_OFFSETS_TO_TXN = 25
+TXN_OFFSET_COMMIT = 28
 
 
 class CutProxy:
@@ -21,6 +31,10 @@ class CutProxy:
         self.loop = asyncio.new_event_loop()
         self.server: asyncio.Server | None = None
         self.writers: set[asyncio.StreamWriter] = set()
+        self.trip_key: int | None = None
+        self.trip_then: tuple[int, ...] = ()
+        self.tripped = threading.Event()  # set when cut_after's cut happened
+        self._armed = False
         threading.Thread(target=self.loop.run_forever, daemon=True, name="cut-proxy").start()
 
     def _run(self, coro) -> None:
@@ -31,6 +45,11 @@ class CutProxy:
 
     def cut(self) -> None:
         self._run(self._cut())
+
+    def cut_between(self, first: int, then: tuple[int, ...]) -> None:
+        """Cut between the next requests ``first`` and one of ``then`` (module docstring)."""
+        self.tripped.clear()
+        self._armed, self.trip_key, self.trip_then = False, first, then
 
     def close(self) -> None:
         self.cut()
@@ -54,7 +73,36 @@ class CutProxy:
             writer.close()
             return
         self.writers.update((writer, up_writer))
-        await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
+        await asyncio.gather(self._requests(reader, up_writer), self._pipe(up_reader, writer))
+
+    async def _requests(self, reader, writer) -> None:
+        """Client to broker, one request frame (int32 size, int16 API key, ...) at a time."""
+        try:
+            while True:
+                head = await reader.readexactly(4)
+                body = await reader.readexactly(struct.unpack(">i", head)[0])
+                if self._trips(struct.unpack(">h", body[:2])[0]):
+                    await self._cut()
+                    self.tripped.set()
+                    return
+                writer.write(head + body)
+                await writer.drain()
+        except (OSError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+            self.writers.discard(writer)
+
+    def _trips(self, key: int) -> bool:
+        if self.trip_key is None:
+            return False
+        if key == self.trip_key:
+            self._armed = True
+            return False
+        if self._armed and key in self.trip_then:
+            self.trip_key, self._armed = None, False
+            return True
+        return False
 
     async def _pipe(self, reader, writer) -> None:
         try:

@@ -14,17 +14,17 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
-import pytest
 from committed_log import committed_records
 from confluent_kafka import Producer
-from cut_proxy import broker_behind_proxy
-
-from deltaflow.connectors.broker import ensure_topics
+from conftest import stderr_of
 
 OUTAGE_S = float(os.environ.get("DELTAFLOW_OUTAGE_S", "30"))
+AT_LEAST_ONCE = "'sink.delivery-guarantee' = 'at-least-once'"
+EXACTLY_ONCE = (
+    "'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'outage'"
+)
 JOB = """
 SET 'execution.checkpointing.interval' = '200 ms';
 SET 'deltaflow.broker.timeout' = '{timeout}';
@@ -34,28 +34,9 @@ CREATE TABLE orders (id INT, merchant INT, PRIMARY KEY (id) NOT ENFORCED) WITH (
 CREATE TABLE totals (merchant INT, cnt BIGINT, PRIMARY KEY (merchant) NOT ENFORCED) WITH (
   'connector' = 'upsert-kafka', 'topic' = 'totals', 'properties.bootstrap.servers' = '{bootstrap}',
   'key.format' = 'json', 'value.format' = 'json',
-  'sink.delivery-guarantee' = 'at-least-once');
+  {guarantee});
 INSERT INTO totals SELECT merchant, COUNT(*) FROM orders GROUP BY merchant;
 """
-
-
-@pytest.fixture
-def proxied():
-    proc, proxy = broker_behind_proxy()
-    bootstrap = f"127.0.0.1:{proxy.port}"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            ensure_topics(bootstrap, ["orders", "totals"])
-            break
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
-    yield bootstrap, proxy
-    proxy.close()
-    proc.terminate()
-    proc.wait(10)
 
 
 def produce(bootstrap: str, first: int, count: int) -> None:
@@ -80,37 +61,15 @@ def wait_for(bootstrap: str, expected: dict, timeout: float = 90) -> dict:
     return got
 
 
-def start(tmp_path, bootstrap: str, timeout: str) -> subprocess.Popen:
+def start(jobs, tmp_path, bootstrap: str, timeout: str, guarantee: str) -> subprocess.Popen:
     job = tmp_path / "outage.sql"
-    job.write_text(JOB.format(bootstrap=bootstrap, timeout=timeout))
-    cmd = [sys.executable, "-m", "deltaflow.processor", "run", str(job), "--quiet"]
-    # stderr goes to a file: librdkafka logs every failed reconnect during an outage, and a
-    # pipe nobody drains would fill and block the job (it would look like a stall)
-    log = open(tmp_path / "stderr.log", "w")  # noqa: SIM115 - closed with the process
-    proc = subprocess.Popen([*cmd, "--state-dir", str(tmp_path / "state")], stderr=log, text=True)
-    proc.log_path = tmp_path / "stderr.log"
-    return proc
-
-
-def stderr_of(proc: subprocess.Popen) -> str:
-    return proc.log_path.read_text()
-
-
-@pytest.fixture
-def jobs():
-    """Started job processes; any still running when the test ends (a failure) is killed."""
-    started: list[subprocess.Popen] = []
-    yield started
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
+    job.write_text(JOB.format(bootstrap=bootstrap, timeout=timeout, guarantee=guarantee))
+    return jobs.start(job, tmp_path / "state")
 
 
 def test_an_outage_is_reported_once_and_waited_out_without_loss(proxied, tmp_path, jobs):
     bootstrap, proxy = proxied
-    proc = start(tmp_path, bootstrap, "120 s")
-    jobs.append(proc)
+    proc = start(jobs, tmp_path, bootstrap, "120 s", AT_LEAST_ONCE)
     produce(bootstrap, 0, 300)
     assert wait_for(bootstrap, {0: 100, 1: 100, 2: 100}) == {0: 100, 1: 100, 2: 100}
     produce(bootstrap, 300, 3000)  # the job is still busy with these when the cut comes
@@ -131,8 +90,7 @@ def test_an_outage_is_reported_once_and_waited_out_without_loss(proxied, tmp_pat
 
 def test_brokers_that_never_return_stop_the_job_after_its_timeout(proxied, tmp_path, jobs):
     bootstrap, proxy = proxied
-    proc = start(tmp_path, bootstrap, "4 s")
-    jobs.append(proc)
+    proc = start(jobs, tmp_path, bootstrap, "4 s", AT_LEAST_ONCE)
     produce(bootstrap, 0, 30)
     assert wait_for(bootstrap, {0: 10, 1: 10, 2: 10}) == {0: 10, 1: 10, 2: 10}
     proxy.cut()
