@@ -9,6 +9,9 @@ as a dead letter, as ``FormatSpec.on_error`` says.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import msgspec
 
 from deltaflow.formats.changelog import RawBatch, RowKind
 from deltaflow.formats.errors import DeltaflowError, FormatError
@@ -160,28 +163,51 @@ def compile_batch_writer(
     names: Sequence[str],
     converters: Sequence[Callable[[object], object] | None],
     positions: Sequence[int],
-    finish: Callable[[dict], bytes],
+    write: Callable[[object], bytes],
     tombstones: bool = False,
+    omit_nulls: bool = False,
+    memo: bool = False,
 ) -> Callable[[list[int], list[tuple]], list[bytes | None]]:
-    """``run(kinds, rows) -> records``: one ``finish(dict)`` per row, in one comprehension.
+    """``run(kinds, rows) -> records``: one ``write(record)`` per row, compiled per batch.
 
-    Field ``names[j]`` holds ``row[positions[j]]`` (converted when non-null, as in
-    ``compile_row_writer``), so the rows may be wider than the record. With
-    ``tombstones`` a -U or -D row gives None (no record value).
+    The record is a msgspec struct whose fields, in order, are ``names`` (encoded as
+    the dict of the same fields would be, faster); field j holds ``row[positions[j]]``,
+    converted when non-null as in ``compile_row_writer``, so rows may be wider than
+    the record. ``omit_nulls`` leaves null fields out; with ``tombstones`` a -U or -D
+    row gives None; with ``memo`` equal field values are written once per batch
+    (only for values whose equality means equal text: integers and strings).
     """
-    env: dict[str, object] = {"F": finish, "DEAD": (RowKind.UPDATE_BEFORE, RowKind.DELETE)}
+    fields = [(f"f{j}", Any, None) for j in range(len(names))]
+    rename = {f"f{j}": name for j, name in enumerate(names)}
+    record = msgspec.defstruct("Record", fields, rename=rename, omit_defaults=omit_nulls, gc=False)
+    env: dict[str, object] = {
+        "F": write,
+        "S": record,
+        "DEAD": (RowKind.UPDATE_BEFORE, RowKind.DELETE),
+    }
     parts = []
-    for j, (name, conv, at) in enumerate(zip(names, converters, positions, strict=True)):
-        env[f"N{j}"] = name
+    for j, (conv, at) in enumerate(zip(converters, positions, strict=True)):
         if conv is None:
-            parts.append(f"N{j}: r[{at}]")
+            parts.append(f"r[{at}]")
         else:
             env[f"C{j}"] = conv
-            parts.append(f"N{j}: None if (x{j} := r[{at}]) is None else C{j}(x{j})")
-    record = "F({" + ", ".join(parts) + "})"
-    if tombstones:
-        body = f"[None if k in DEAD else {record} for k, r in zip(kinds, rows)]"
+            parts.append(f"None if (x{j} := r[{at}]) is None else C{j}(x{j})")
+    made = "F(S(" + ", ".join(parts) + "))"
+    if memo:
+        key = ", ".join(f"r[{at}]" for at in positions) + ("," if len(positions) > 1 else "")
+        body = (
+            "    memo = {}\n    get = memo.get\n    out = []\n    add = out.append\n"
+            "    for r in rows:\n"
+            f"        k = {key}\n"
+            "        e = get(k)\n"
+            "        if e is None:\n"
+            f"            e = memo[k] = {made}\n"
+            "        add(e)\n"
+            "    return out"
+        )
+    elif tombstones:
+        body = f"    return [None if k in DEAD else {made} for k, r in zip(kinds, rows)]"
     else:
-        body = f"[{record} for r in rows]"
-    exec(f"def run(kinds, rows):\n    return {body}", env)  # noqa: S102 - positions only
+        body = f"    return [{made} for r in rows]"
+    exec(f"def run(kinds, rows):\n{body}", env)  # noqa: S102 - positions only
     return env["run"]  # type: ignore[return-value]

@@ -33,6 +33,7 @@ from deltaflow.formats.codec_support import (
 from deltaflow.formats.codec_support import compile_row_reader as compile_rows
 from deltaflow.formats.errors import DeltaflowError, FormatError, excerpt
 from deltaflow.formats.spec import FormatSpec
+from deltaflow.formats.types import INTEGER_ROOTS, STRING_ROOTS
 
 OPTIONS = (
     "fail-on-missing-field",
@@ -45,6 +46,8 @@ OPTIONS = (
     "decode.json-parser.enabled",
 )
 CONVERSION_ERRORS = (ValueError, TypeError, KeyError, AttributeError, OverflowError)
+# column types whose equal values always have the same JSON text
+_MEMO_ROOTS = INTEGER_ROOTS | STRING_ROOTS
 
 
 def _iso(spec: FormatSpec) -> bool:
@@ -158,6 +161,7 @@ class JsonEncoder:
         )
         self.ignore_nulls = bool_option(fmt, options, "encode.ignore-null-fields", False)
         self._names = spec.names
+        self._types = spec.types
         try:
             self._convs = [jc.encoder_for(t, opts) for _, t in spec.physical]
         except TypeError as exc:
@@ -166,16 +170,16 @@ class JsonEncoder:
         self._all = self.batch_writer(range(len(self._names)))
 
     def batch_writer(
-        self, positions: Sequence[int], tombstones: bool = False
+        self, positions: Sequence[int], tombstones: bool = False, memo: bool = False
     ) -> Callable[[list[int], list[tuple]], list[bytes | None]]:
         """``run(kinds, rows)``: the records of a batch whose rows hold column j at
-        ``positions[j]`` (with ``tombstones``: None for -U and -D), in one call."""
-        write = self._write
-        if self.ignore_nulls:
-            finish = lambda obj: write({k: v for k, v in obj.items() if v is not None})  # noqa: E731
-        else:
-            finish = write
-        run = compile_batch_writer(self._names, self._convs, list(positions), finish, tombstones)
+        ``positions[j]`` (with ``tombstones``: None for -U and -D), in one call. With
+        ``memo`` (for record keys) equal integer or string columns are written once."""
+        memo = memo and all(t.root in _MEMO_ROOTS for t in self._types)
+        run = compile_batch_writer(
+            self._names, self._convs, list(positions), self._write, tombstones,
+            omit_nulls=self.ignore_nulls, memo=memo,
+        )  # fmt: skip
 
         def checked(kinds: list[int], rows: list[tuple]) -> list[bytes | None]:
             try:

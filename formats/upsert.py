@@ -129,7 +129,10 @@ class UpsertEncoder:
         keys_of = getattr(key_encoder, "batch_writer", None)
         values_of = getattr(value_encoder, "batch_writer", None)
         if keys_of is not None and values_of is not None:  # the json format: no row copies
-            self._fused = (keys_of(layout.key_indexes), values_of(layout.value_indexes, True))
+            self._fused = (
+                keys_of(layout.key_indexes, memo=True),
+                values_of(layout.value_indexes, tombstones=True),
+            )
 
     def encode(self, batch: Batch) -> tuple[list[bytes | None], list[bytes | None]]:
         rows, kinds = batch.rows, batch.kinds

@@ -199,3 +199,19 @@ def test_json_sink_writes_typed_values_and_honours_ignore_null_fields() -> None:
     assert values == [b'{"id":7,"amount":12.50,"at":"2026-11-29 08:30:01.25"}', None, b'{"id":8}']
     with pytest.raises(FormatError, match="cannot encode a row as JSON"):
         encoder.encode(Batch([INSERT], [(9, object(), None)]))
+
+
+def test_equal_decimal_keys_keep_their_own_text() -> None:
+    # 1.0 and 1.00 are equal numbers but the JSON format writes each as it is
+    from decimal import Decimal
+
+    columns = [("k", parse_type("DECIMAL(5, 2)")), ("n", parse_type("INT"))]
+    layout = upsert_layout(columns, ["k"], include="ALL")
+    encoder = UpsertEncoder(
+        layout,
+        create_encoder("json", FormatSpec(layout.key_columns)),
+        create_encoder("json", FormatSpec(layout.value_columns)),
+    )
+    rows = [(Decimal("1.0"), 1), (Decimal("1.00"), 2), (Decimal("1.0"), 3)]
+    keys, _ = encoder.encode(Batch([INSERT] * 3, rows))
+    assert keys == [b'{"k":1.0}', b'{"k":1.00}', b'{"k":1.0}']
