@@ -37,10 +37,10 @@ class _Group:
     """One group while a batch is folded: its rows by primary key and each call's slots,
     ``(arrival number, value)`` in arrival order."""
 
-    __slots__ = ("before", "live", "slots")
+    __slots__ = ("before", "counts", "live", "slots")
 
-    def __init__(self, before: list, live: dict, slots: list) -> None:
-        self.before, self.live, self.slots = before, live, slots
+    def __init__(self, before: list, live: dict, slots: list, counts: list) -> None:
+        self.before, self.live, self.slots, self.counts = before, live, slots, counts
 
 
 class ArrivalOrder:
@@ -54,6 +54,7 @@ class ArrivalOrder:
         self.pk_of = key_getter(tuple(range(width, width + len(pk_refs))))
         self.calls = ordered_calls(node.aggs)
         self.args = [(c.args[0], c.filter_arg) for _, c in self.calls]
+        self.distinct = [c.distinct for _, c in self.calls]
         self.numbers = backend.table(f"{node.node_id}:DeltaAggregate:arrival")
         self.counter = backend.table(f"{node.node_id}:DeltaAggregate:next")
         self.stored: dict[tuple, list | None] = {}
@@ -86,31 +87,52 @@ class ArrivalOrder:
 
     def open(self, rows: list[tuple]) -> _Group:
         """A group as it was before the batch: each call's values sorted by arrival."""
-        pk_of, stored = self.pk_of, self.stored
-        live = {pk_of(r): r for r in rows}
-        slots = []
-        for j, (arg, flt) in enumerate(self.args):
-            found = []
-            for pk, row in live.items():
-                v = row[arg]
-                if v is not None and (flt is None or row[flt] is True):
-                    numbers = stored.get(pk)
-                    found.append((-1 if numbers is None or numbers[j] is None else numbers[j], v))
-            found.sort(key=_number)
+        live = {self.pk_of(r): r for r in rows}
+        slots, counts = [], []
+        for j in range(len(self.args)):
+            found, count = self._slots(j, live)
             slots.append(found)
-        return _Group(list(live), live, slots)
+            counts.append(count)
+        return _Group(list(live), live, slots, counts)
+
+    def _slots(self, j: int, live: dict) -> tuple[list, dict]:
+        """Call ``j``'s (number, value) slots sorted, and for DISTINCT the count per value
+        (one slot per value, its number carried by one of the rows holding it)."""
+        (arg, flt), distinct, stored = self.args[j], self.distinct[j], self.stored
+        found: list[tuple[int, object]] = []
+        count: dict[object, int] = {}
+        for pk, row in live.items():
+            v = row[arg]
+            if v is None or (flt is not None and row[flt] is not True):
+                continue
+            numbers = stored.get(pk)
+            number = None if numbers is None else numbers[j]
+            if distinct:
+                count[v] = count.get(v, 0) + 1
+                if number is None:
+                    continue
+            found.append((-1 if number is None else number, v))
+        found.sort(key=_number)
+        if distinct:
+            first = {v: n for n, v in reversed(found)}
+            found = sorted(((first.get(v, -1), v) for v in count), key=_number)
+        return found, count
 
     def fold(self, group: _Group, kind: int, row: tuple, position: int) -> None:
-        """One change of the batch, as Flink's retracting functions take it."""
+        """One change of the batch, as Flink's retracting functions take it (for DISTINCT:
+        as the function sees it, when a value's count goes 0 -> 1 and 1 -> 0)."""
         adds = ADDS[kind]
         if adds:
             group.live[self.pk_of(row)] = row
         else:
             group.live.pop(self.pk_of(row), None)
         number = self.base + position
-        for (arg, flt), slots in zip(self.args, group.slots, strict=True):
+        for j, slots in enumerate(group.slots):
+            arg, flt = self.args[j]
             v = row[arg]
             if v is None or (flt is not None and row[flt] is not True):
+                continue
+            if self.distinct[j] and not _counted(group.counts[j], v, adds):
                 continue
             if adds:
                 slots.append((number, v))
@@ -124,10 +146,11 @@ class ArrivalOrder:
         """Puts each call's values, in Flink's order, into the group's accumulator."""
         for (slot, call), slots in zip(self.calls, group.slots, strict=True):
             values = [v for _, v in slots]
+            holder, at = (acc[slot], 1) if call.distinct else (acc, slot)  # [seen, inner]
             if len(call.args) > 1:  # LISTAGG(x, sep): [values, separator], sep a constant
-                acc[slot][0] = values
+                holder[at][0] = values
             else:
-                acc[slot] = values
+                holder[at] = values
 
     def close(self, group: _Group) -> None:
         """Hands the group's arrival numbers back to the rows now holding those values."""
@@ -179,3 +202,15 @@ class ArrivalOrder:
 
 def _number(slot: tuple) -> int:
     return slot[0]
+
+
+def _counted(count: dict, v: object, adds: bool) -> bool:
+    """Counts ``v`` in or out; whether a DISTINCT function sees the change (0 -> 1, 1 -> 0)."""
+    n = count.get(v, 0)
+    if adds:
+        count[v] = n + 1
+        return n == 0
+    if n == 0:
+        return False
+    count[v] = n - 1
+    return n == 1

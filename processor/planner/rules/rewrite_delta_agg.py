@@ -10,12 +10,11 @@ aggregate's output is exact either way).
 Eligible: a non-windowed GROUP BY with a group key, over a changelog source with a primary
 key under at most one Calc, group keys that are plain source columns, no non-deterministic
 function in the Calc, and only COUNT, SUM, SUM0, AVG, MIN/MAX (DISTINCT and FILTER allowed),
-LISTAGG (with a constant separator, if any), FIRST_VALUE and LAST_VALUE (FILTER allowed). The last
-three depend on the order values arrived in, which the mirror does not keep; the operator
-keeps an arrival number per source row for them (``runtime/delta_agg_order``). Not rewritten:
-their DISTINCT form (Flink's list then follows when each value was first seen, which is not
-a property of the rows still there), LISTAGG with a separator column (Flink joins with the
-last separator that arrived), and ARRAY/MAP/MULTISET arguments (compared by value per group).
+LISTAGG (with a constant separator, if any), FIRST_VALUE and LAST_VALUE (DISTINCT and FILTER
+allowed). The last three depend on the order values arrived in, which the mirror does not
+keep; the operator keeps an arrival number per source row for them
+(``runtime/delta_agg_order``). Not rewritten: LISTAGG with a separator column (Flink joins
+with the last separator that arrived) and ARRAY/MAP/MULTISET arguments (compared by value).
 """
 
 from __future__ import annotations
@@ -88,11 +87,6 @@ def _unsupported(call: AggCall, child: L.LNode) -> str | None:
         return None
     if name not in ORDERED:
         return f"the delta aggregate does not compute {call.function}"
-    if call.distinct:
-        return (
-            f"{name}(DISTINCT ...) lists values in the order each was first seen, which the "
-            "delta aggregate does not track"
-        )
     if len(call.args) > 1 and not _constant(child, call.args[1]):
         return (
             "LISTAGG with a separator column joins with the last separator that arrived, which "

@@ -144,14 +144,14 @@ def test_delta_aggregate_explain_and_default():
     ) in explain(FORCE_AGG + sql)
 
 
-def test_force_delta_aggregate_refuses_distinct_listagg():
+def test_force_delta_aggregate_refuses_a_listagg_separator_column():
     """LISTAGG/FIRST_VALUE/LAST_VALUE are delta aggregates (test_delta_agg_ordered.py), but
-    LISTAGG(DISTINCT ..) lists values by when each was first seen, which it does not track."""
+    LISTAGG(x, column) joins with the last separator that arrived, which it does not track."""
     sink = "CREATE TABLE out_t (k INT, s STRING) WITH ('connector' = 'print');\n"
-    sql = (
-        sink + "INSERT INTO out_t SELECT k, LISTAGG(DISTINCT CAST(v AS STRING)) FROM a GROUP BY k;"
+    sql = sink + (
+        "INSERT INTO out_t SELECT k, LISTAGG(CAST(v AS STRING), CAST(id AS STRING)) FROM a GROUP BY k;"
     )
-    with pytest.raises(PlanError, match=r"rewrite_delta_agg.*LISTAGG\(DISTINCT \.\.\.\) lists"):
+    with pytest.raises(PlanError, match=r"rewrite_delta_agg.*LISTAGG with a separator column"):
         plan_job(FORCE_AGG + TABLES + sql)
 
 
