@@ -193,17 +193,11 @@ def compile_batch_writer(
             env[f"C{j}"] = conv
             parts.append(f"None if (x{j} := r[{at}]) is None else C{j}(x{j})")
     made = "F(S(" + ", ".join(parts) + "))"
-    if memo:
+    if memo:  # a record is never empty, so "or" writes a key only when not yet memoised
         key = ", ".join(f"r[{at}]" for at in positions) + ("," if len(positions) > 1 else "")
         body = (
-            "    memo = {}\n    get = memo.get\n    out = []\n    add = out.append\n"
-            "    for r in rows:\n"
-            f"        k = {key}\n"
-            "        e = get(k)\n"
-            "        if e is None:\n"
-            f"            e = memo[k] = {made}\n"
-            "        add(e)\n"
-            "    return out"
+            "    memo = {}\n    get, put = memo.get, memo.setdefault\n"
+            f"    return [get(k := ({key})) or put(k, {made}) for r in rows]"
         )
     elif tombstones:
         body = f"    return [None if k in DEAD else {made} for k, r in zip(kinds, rows)]"
