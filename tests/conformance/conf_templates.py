@@ -361,11 +361,11 @@ LTZ = [
 
 
 def _with_source_pk(t: Template) -> Template:
-    return replace(t, name=f"{t.name}_pk", source_pk=True, seeds=min(t.seeds, 3))
+    return replace(t, name=f"{t.name}_pk", source_pk=True, seeds=min(t.seeds, 6))
 
 
 # The join and aggregate templates again over sources with a primary key (a Debezium table
-# always has one), which the delta rewrites need (conf_delta): 3 seeds each.
+# always has one), which the delta rewrites need (conf_delta): up to 6 seeds each.
 SOURCE_PK = [
     _with_source_pk(t)
     for t in AGG + JOIN + SINKS + MORE + LONG + LTZ
