@@ -42,8 +42,10 @@ def _sub_keys(keys: list[tuple], positions: Key) -> list[tuple]:
 
 
 class _Source:
-    def __init__(self, view: DeltaView, backend, ctx) -> None:
-        self.readers = {lk.key: SourceReader(lk.side, lk.key, backend, ctx) for lk in view.lookups}
+    def __init__(self, view: DeltaView, backend, ctx, types: list) -> None:
+        self.readers = {
+            lk.key: SourceReader(lk.side, lk.key, backend, ctx, types) for lk in view.lookups
+        }
         self.first = next(iter(self.readers.values()))
 
     def changes(self, batch: Batch) -> tuple[list[int], list[tuple]]:
@@ -125,6 +127,7 @@ class _Join:
 class DeltaCascadeOperator(Operator):
     def __init__(self, node: DeltaJoinCascade, backend, ctx) -> None:
         self.eventual = node.eventual
+        self.scan_types = [scan.types for scan in node.inputs]
         self.paths: dict[int, tuple[_Source, list]] = {}
         self._build(node.tree, backend, ctx)
 
@@ -132,7 +135,7 @@ class DeltaCascadeOperator(Operator):
         """The runtime node of ``view``; returns it with the paths of its leaves, each the
         list of (ancestor, side) from the leaf up, appended to as the ancestors are built."""
         if view.kind == "source":
-            source = _Source(view, backend, ctx)
+            source = _Source(view, backend, ctx, self.scan_types[view.port])
             path: list = []
             self.paths[view.port] = (source, path)
             return source, [path]
