@@ -1,0 +1,208 @@
+"""Deletes and updates of keys a changelog source never inserted ('deltaflow.unknown-key-delete').
+
+Flink lets a -D or -U for a primary key it never saw through (an aggregate ignores a
+retraction of a group it has no state for), so a lost or reordered CDC event goes
+unnoticed. ``SET 'deltaflow.unknown-key-delete'`` makes deltaflow notice:
+
+- ``ignore`` (the default): Flink's behaviour, nothing is checked and nothing costs;
+- ``count``: Flink's behaviour, and each such record is counted and reported;
+- ``policy``: the source table's bad-input policy decides, as for an unreadable
+  record: ``fail`` (the job stops naming topic, partition, offset and key),
+  ``skip`` (``<format>.ignore-parse-errors``: dropped and counted) or
+  ``dead-letter`` (``deadletter.topic``: the raw record goes there).
+
+The check needs to know every live key, so it applies to ``kafka`` sources with a
+changelog format (-D/-U in the data), a PRIMARY KEY among the value's columns, and
+a key set that followed the topic from its beginning: the job's first start read
+from 'earliest-offset'. Any other source (started from 'latest-offset', a timestamp,
+group or specific offsets, or a state directory that ran without the check) may
+legitimately delete rows it never read: its unknown keys are counted, not refused.
+
+``PresenceDecoder`` wraps the source's value decoder, where the raw records are
+still at hand: it decodes the batch, follows it in the source's ``KeySet``
+(``deltaflow.state.key_presence``), and acts on the records holding an unknown key.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from operator import itemgetter
+
+from deltaflow.connectors.layout import decode_with_origins
+from deltaflow.formats.changelog import Batch, RawBatch, RowKind
+from deltaflow.formats.errors import DeltaflowError, FormatError
+from deltaflow.state.key_presence import KeySet
+
+OPTION = "deltaflow.unknown-key-delete"
+MODES = ("ignore", "count", "policy")
+RETRACTIONS = frozenset({RowKind.UPDATE_BEFORE, RowKind.DELETE})
+REPORT_EVERY_S = 10.0
+
+
+def presence_mode(settings: dict[str, str]) -> str:
+    value = (settings.get(OPTION) or "ignore").strip().lower()
+    if value not in MODES:
+        raise DeltaflowError(
+            f"option '{OPTION}': {value!r} is not one of {', '.join(MODES)}; "
+            "'policy' applies each source table's bad-input policy"
+        )
+    return value
+
+
+class PresenceDecoder:
+    """A source's value decoder that also checks retractions; see the module docstring."""
+
+    def __init__(self, inner, keys: KeySet, key_at: list[int], policy: str, replays: bool):
+        self.inner, self.keys, self.policy = inner, keys, policy
+        self.changelog_mode = inner.changelog_mode
+        self.dead_letters = inner.dead_letters  # the same list: the source routes both
+        self.key_of = itemgetter(*key_at) if len(key_at) > 1 else lambda r: (r[key_at[0]],)
+        self.unknown = 0  # records with a retraction of an unknown key, in every mode
+        self._replays = replays  # the source may decode a batch again, one record at a time
+        self._last: tuple[str, int, int, int, dict[int, str | None]] | None = None
+
+    @property
+    def skipped(self) -> int:
+        return self.inner.skipped
+
+    @skipped.setter
+    def skipped(self, value: int) -> None:
+        self.inner.skipped = value
+
+    def decode(self, raw: RawBatch) -> Batch:
+        if self._replays and self._is_replay(raw):
+            return self._replay(raw)
+        batch, origins = decode_with_origins(self.inner, raw)
+        if not batch:
+            return batch
+        drop = self.policy != "pass"
+        keys = list(map(self.key_of, batch.rows))
+        bad = self.keys.apply(batch.kinds, keys, origins, drop)
+        verdicts: dict[int, str | None] = {}
+        if bad:
+            row_of = {o: i for i, o in reversed(list(enumerate(origins)))}
+            verdicts = {raw.offsets[o]: self._act(raw, o, keys[row_of[o]]) for o in bad}
+        if self._replays:
+            self._last = (raw.topic, raw.partition, raw.offsets[0], raw.offsets[-1], verdicts)
+        if not bad or not drop:
+            return batch
+        gone = {raw.offsets[o] for o in bad}
+        out = Batch()
+        for kind, row, origin in zip(batch.kinds, batch.rows, origins, strict=True):
+            if raw.offsets[origin] not in gone:
+                out.append(kind, row)
+        return out
+
+    def _act(self, raw: RawBatch, i: int, key: tuple) -> str | None:
+        """Count one record with an unknown key; fail, or return its dead letter reason."""
+        self.unknown += 1
+        reason = f"a delete or update of primary key {key!r}, which the job never saw"
+        if self.policy == "fail":
+            raise FormatError(
+                reason,
+                topic=raw.topic,
+                partition=raw.partition,
+                offset=raw.offsets[i],
+                hint=f"if deletes of unseen rows are expected, SET '{OPTION}' = 'count', or let "
+                "the table skip them ('<format>.ignore-parse-errors') or dead-letter them "
+                "('deadletter.topic')",
+            )
+        if self.policy == "dead-letter":
+            self.dead_letters.append(
+                (raw.topic, raw.partition, raw.offsets[i], raw.values[i], reason)
+            )
+            return reason
+        return None
+
+    def _is_replay(self, raw: RawBatch) -> bool:
+        last = self._last
+        return (
+            last is not None
+            and len(raw) == 1
+            and (raw.topic, raw.partition) == last[:2]
+            and last[2] <= raw.offsets[0] <= last[3]
+        )
+
+    def _replay(self, raw: RawBatch) -> Batch:
+        """One record of the last batch decoded again (``decode_with_origins`` matching rows
+        to records): its verdict stands, the key set is not changed twice."""
+        verdicts = self._last[4]  # type: ignore[index]
+        offset = raw.offsets[0]
+        if offset not in verdicts or self.policy == "pass":
+            return self.inner.decode(raw)
+        if verdicts[offset] is not None:
+            self.dead_letters.append(
+                (raw.topic, raw.partition, offset, raw.values[0], verdicts[offset])
+            )
+        return Batch()
+
+
+def demand_key(demanded: frozenset[str] | None, scan, mode: str) -> frozenset[str] | None:
+    """The source's demanded columns plus its primary key when the check may run."""
+    if mode == "ignore" or demanded is None or not scan.primary_key:
+        return demanded
+    return demanded | frozenset(scan.primary_key)
+
+
+def install(source, scan, backend, mode: str, fresh: bool) -> PresenceDecoder | None:
+    """Wraps ``source``'s value decoder when the check applies to it (module docstring)."""
+    layout = getattr(source, "layout", None)
+    if mode == "ignore" or layout is None or getattr(source, "opts", None) is None:
+        return None
+    if source.opts.connector != "kafka" or not scan.primary_key:
+        return None
+    if not RETRACTIONS & source.value_decoder.changelog_mode:
+        return None
+    names = [n for n, _ in layout.value_spec.physical]
+    if not all(k in names for k in scan.primary_key):
+        return None
+    types = [layout.value_spec.physical[names.index(k)][1] for k in scan.primary_key]
+    keys = KeySet(backend, f"source{scan.node_id}", types)
+    if fresh and source.start_mode.kind == "earliest-offset":
+        keys.mark_complete()
+    policy = layout.value_spec.on_error if mode == "policy" else "pass"
+    if policy != "pass" and not keys.is_complete():
+        policy = "pass"
+        print(
+            f"deltaflow: table '{source.opts.table}': deletes and updates of primary keys never "
+            "seen are counted, not refused: the job did not read the topic from its beginning "
+            "('earliest-offset' at its first start), so it may not have seen every row",
+            file=sys.stderr,
+        )
+    key_at = [names.index(k) for k in scan.primary_key]
+    wrapper = PresenceDecoder(source.value_decoder, keys, key_at, policy, layout.needs_origin)
+    source.value_decoder = wrapper
+    return wrapper
+
+
+class PresenceReport:
+    """One line per table when its count of unknown keys grew, at most every 10 s."""
+
+    def __init__(self, checks: dict[str, PresenceDecoder], out=None) -> None:
+        self.checks, self.out = checks, out or sys.stderr
+        self.said: dict[str, int] = {}
+        self.at = 0.0
+
+    def tick(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.at < REPORT_EVERY_S:
+            return
+        self.at = now
+        for table, check in self.checks.items():
+            if check.unknown > self.said.get(table, 0):
+                self.said[table] = check.unknown
+                print(
+                    f"deltaflow: table '{table}': {check.unknown} delete(s) or update(s) of "
+                    f"primary keys never seen so far ({_DONE[check.policy]})",
+                    file=self.out,
+                    flush=True,
+                )
+
+
+_DONE = {
+    "pass": "passed on as Flink does",
+    "skip": "skipped",
+    "dead-letter": "sent to the dead-letter topic",
+    "fail": "stopped",
+}

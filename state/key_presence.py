@@ -1,0 +1,79 @@
+"""``KeySet``: the primary keys of a changelog source that are live, kept in LMDB.
+
+A changelog source with a PRIMARY KEY says, record by record, which rows exist: an
+insert or update-after makes its key live, a delete or update-before ends it. A
+retraction (-D or -U) of a key that is not live is a delete or an update of a row
+the job never saw. ``KeySet.apply`` follows a batch's changes in order, names the
+records holding such retractions, and buffers the live set's changes in the
+backend's write buffer, so the set is checkpointed with the rest of the state (and
+rolled back with it through the undo log).
+
+Only keys are stored (the value is one byte). Each distinct key of a batch is
+encoded and looked up once; the per-row work is one dict read and one branch.
+A set is *complete* when it has followed its source from the beginning of the
+topics; only a complete set can tell an unknown key from one read before it
+existed (``mark_complete`` / ``is_complete``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from deltaflow.formats.changelog import RowKind
+from deltaflow.formats.types import DataType
+from deltaflow.state.backend import StateBackend
+from deltaflow.state.keys import EMPTY
+from deltaflow.state.typed_keys import key_encoder
+from deltaflow.state.values import TypedValues
+
+COMPLETE_TABLE = "keyset.complete"
+_ADDS = (RowKind.INSERT, RowKind.UPDATE_AFTER)
+
+
+class KeySet:
+    """The live primary keys of one source; see the module docstring."""
+
+    def __init__(self, backend: StateBackend, name: str, types: Sequence[DataType]) -> None:
+        self.name = name
+        self.table = backend.table(f"keyset.{name}", TypedValues(bool))
+        self._complete = backend.table(COMPLETE_TABLE, TypedValues(bool))
+        encode = key_encoder(list(types))
+        self.encode = lambda key: encode(key) or EMPTY
+
+    def is_complete(self) -> bool:
+        return bool(self._complete.get((self.name,)))
+
+    def mark_complete(self) -> None:
+        """The set follows its source from the first record on (written at the next commit)."""
+        self._complete.put((self.name,), True)
+
+    def apply(
+        self, kinds: list[int], keys: list[tuple], origins: list[int], drop: bool
+    ) -> list[int]:
+        """Follow one batch's changes; return the records (``origins`` values, in order)
+        with a retraction of a key that is not live. With ``drop`` those records' other
+        rows (the +U after an unknown -U) do not count either: the record is dropped."""
+        encoded: dict[tuple, bytes] = {}
+        encode = self.encode
+        kbs = [encoded[k] if k in encoded else encoded.setdefault(k, encode(k)) for k in keys]
+        distinct = list(encoded.values())
+        stored = self.table.get_many_encoded(distinct)
+        before = {kb: v is not None for kb, v in zip(distinct, stored, strict=True)}
+        live = dict(before)
+        bad: list[int] = []
+        for kind, kb, origin in zip(kinds, kbs, origins, strict=True):
+            if kind in _ADDS:
+                if not (drop and bad and bad[-1] == origin):
+                    live[kb] = True
+            elif live[kb]:
+                live[kb] = False
+            elif not bad or bad[-1] != origin:
+                bad.append(origin)
+        table = self.table
+        for kb, now in live.items():
+            if now != before[kb]:
+                if now:
+                    table.put_encoded(kb, True)
+                else:
+                    table.delete_encoded(kb)
+        return bad
