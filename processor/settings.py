@@ -2,7 +2,10 @@
 
 - ``execution.checkpointing.interval`` (Flink's): how often the job checkpoints;
 - ``deltaflow.broker.timeout``: how long the job waits out unreachable Kafka brokers
-  before it stops with an error (its last checkpoint intact).
+  before it stops with an error (its last checkpoint intact);
+- ``deltaflow.unknown-key-delete``: what a delete or update of a primary key a
+  changelog source never inserted does (``ignore``, ``count``, ``policy``); read by
+  ``deltaflow.processor.runtime.key_presence``.
 
 Durations are written as in Flink: ``1 s``, ``500 ms``, ``10 min``; a bare number
 is milliseconds.
