@@ -5,6 +5,9 @@ What a node needs of its input, by the kind of node:
 - a ``Calc``: the columns its projections and condition read;
 - a regular ``Join``: its keys, the columns its condition reads, and the columns
   its own consumers need of its output (left columns, then right columns);
+- a two-way ``DeltaJoin`` (inputs: the scans): of each scan, what the side's Calc
+  reads to give the side-row columns the join needs (as for a regular join), the
+  side's condition and the index columns, so its mirrors hold only those;
 - anything else (an aggregate, ChangelogNormalize, a sink, ...): every column,
   since it may read or compare whole rows.
 
@@ -17,7 +20,7 @@ compare whole rows (a join's state) see None in the same places on every row.
 from __future__ import annotations
 
 from deltaflow.processor.exprs.nodes import input_refs
-from deltaflow.processor.plan import Calc, JobPlan, Join, Node, TableSourceScan
+from deltaflow.processor.plan import Calc, DeltaJoin, JobPlan, Join, Node, TableSourceScan
 
 
 class _Demand:
@@ -60,7 +63,30 @@ class _Demand:
             return used
         if type(consumer) is Join and consumer.inputs[0] is not consumer.inputs[1]:
             return self._join_reads(consumer, consumer.inputs[0] is child)
+        if type(consumer) is DeltaJoin:
+            return self._delta_join_reads(consumer, child)
         return None
+
+    def _delta_join_reads(self, join: DeltaJoin, scan: Node) -> set[int] | None:
+        out = self.of(join)
+        if out is None:
+            return None
+        width = len(join.left.projection)
+        if join.condition is not None:
+            out = out | input_refs(join.condition)
+        used: set[int] = set()
+        for port, side in enumerate((join.left, join.right)):
+            if join.inputs[port] is not scan:
+                continue
+            keys = join.left_keys if port == 0 else join.right_keys
+            wanted = {i for i in out if i < width} if port == 0 else {i - width for i in out}
+            for i in wanted | set(keys):
+                if 0 <= i < len(side.projection):
+                    used |= input_refs(side.projection[i])
+            if side.condition is not None:
+                used |= input_refs(side.condition)
+            used |= set(side.index) | set(side.primary_key)
+        return used
 
     def _join_reads(self, join: Join, left: bool) -> set[int] | None:
         out = self.of(join)

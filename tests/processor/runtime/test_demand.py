@@ -84,3 +84,16 @@ def test_an_aggregate_reads_whole_rows() -> None:
         "(SELECT DISTINCT * FROM orders) GROUP BY order_id;"
     )
     assert got == [None]
+
+
+def test_a_delta_join_demands_what_its_sides_read_so_mirrors_hold_only_that() -> None:
+    got = demanded(
+        "SET 'table.optimizer.delta-join.strategy' = 'FORCE';\n"
+        "INSERT INTO out1 SELECT o.order_id, i.item_id FROM orders o "
+        "JOIN items i ON o.merchant_id = i.merchant_id AND o.item_id = i.item_id "
+        "WHERE o.status <> 'X';"
+    )
+    assert got == [
+        frozenset({"merchant_id", "item_id"}),  # items: the keys (also its primary key)
+        frozenset({"order_id", "merchant_id", "item_id", "status"}),  # status: the filter
+    ]
