@@ -10,6 +10,8 @@ sinks the epoch's output is one Kafka transaction tied to that LMDB commit (see
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import os
 import signal
 import sys
@@ -90,6 +92,23 @@ def sink_spec(sink: Sink) -> TableSpec:
         physical=[(f.name, f.type) for f in sink.physical],
         primary_key=list(sink.primary_key),
     )
+
+
+@contextlib.contextmanager
+def quiet_collector(young: int = 50_000):
+    """The loop allocates rows and tuples by the million and reference counting frees
+    them; the cyclic collector's young-generation pass every 700 allocations (Python's
+    default) costs 10-15% of a batch for nothing. While the job runs, the objects made
+    before it (modules, plan, compiled code) are frozen out of its scans and the pass
+    runs every ``young`` allocations; both are restored afterwards."""
+    before = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(young, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
 
 
 class Job:
@@ -209,6 +228,10 @@ class Job:
 
     def run(self) -> int:
         """Runs until every source is finished (bounded) or a stop is asked; returns 0."""
+        with quiet_collector():
+            return self._run()
+
+    def _run(self) -> int:
         last_checkpoint = time.monotonic()
         display = progress.Display(self, enabled=not self.options.quiet)
         try:
