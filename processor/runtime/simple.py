@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from deltaflow.formats.changelog import UPDATE_BEFORE, Batch
 from deltaflow.formats.errors import DeltaflowError
 from deltaflow.processor.exprs.compile import compile_calc
@@ -54,6 +56,7 @@ class SinkOperator(Operator):
             if (not f.type.nullable or f.name in node.primary_key)
             and (len(given) != len(node.physical) or given[i].type.nullable)
         ]
+        self.not_null_getters = [itemgetter(i) for i, _ in self.not_null]
         self.drop_nulls = ctx.drop_not_null_violations
         self.materializer = None
         if node.upsert_materialize and not isinstance(node.inputs[0], SinkUpsertMaterializer):
@@ -74,9 +77,10 @@ class SinkOperator(Operator):
         """Flink's sink NOT NULL check (primary key columns are NOT NULL too): a NULL
         fails the job, or with ``table.exec.sink.not-null-enforcer`` = DROP the row is
         dropped."""
-        bad = {j for i, _ in self.not_null for j, row in enumerate(batch.rows) if row[i] is None}
-        if not bad:
+        rows = batch.rows
+        if not any(None in map(get, rows) for get in self.not_null_getters):  # C loops
             return batch
+        bad = {j for i, _ in self.not_null for j, row in enumerate(rows) if row[i] is None}
         if not self.drop_nulls:
             row = batch.rows[min(bad)]
             column = next(name for i, name in self.not_null if row[i] is None)

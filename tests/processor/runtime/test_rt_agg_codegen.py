@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 from rt_helpers import ALL, NO_UB, fields, parse_changelog, scan, show, types
 
+from deltaflow.formats.errors import DeltaflowError
 from deltaflow.formats.types import parse_type
 from deltaflow.processor.exprs.nodes import Call, InputRef, Literal
 from deltaflow.processor.plan import AggCall, Calc, GroupAggregate, JobPlan, Sink
@@ -176,3 +177,29 @@ def test_sum0_over_a_filtered_out_group_is_zero_and_sum_is_null(backend):
         "-U[a, null, 0]",
         "+U[a, 2, 2]",
     ]
+
+
+def keyed_sink(child):
+    return Sink(
+        node_id=9,
+        inputs=(child,),
+        fields=child.fields,
+        changelog_mode=child.changelog_mode,
+        table="keyed",
+        options={"connector": "print"},
+        physical=child.fields,
+        primary_key=(child.fields[0].name,),
+    )
+
+
+def test_sink_primary_key_null_fails_the_job_or_is_dropped(backend):
+    """Flink's sink NOT NULL enforcer: ERROR (the default) fails, DROP drops the row."""
+    t = types("STRING", "INT")
+    plan = JobPlan(sinks=(keyed_sink(scan(1, t)),))
+    text = "+I[a, 1]\n+I[null, 2]\n+I[b, 3]"
+    with pytest.raises(DeltaflowError, match="NOT NULL"):
+        Graph(plan, backend).push(1, parse_changelog(text, t))
+    dropping = Graph(plan, backend, RuntimeContext(drop_not_null_violations=True))
+    assert show(dropping.push(1, parse_changelog(text, t))[9], t) == ["+I[a, 1]", "+I[b, 3]"]
+    clean = Graph(plan, backend).push(1, parse_changelog("+I[a, 1]\n+I[b, 3]", t))
+    assert show(clean[9], t) == ["+I[a, 1]", "+I[b, 3]"]
