@@ -7,12 +7,15 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from dl_helpers import FORCE_JOIN, final, find, run
+from dl_helpers import FORCE_JOIN, final, find, run, scan_ids
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch
 from deltaflow.processor import plan as P
+from deltaflow.processor.planner.api import plan_job
+from deltaflow.processor.runtime.graph import Graph
+from deltaflow.state.backend import StateBackend
 
 # a (id, k, v), b (rid, k, w), c (cid, w, z), d (did, z, t): three columns each, a primary
 # key first; small value ranges so that rows match, NULL now and then.
@@ -221,3 +224,73 @@ def test_eventual_cascade_emits_the_regular_joins_additions_only(ops, size):
     for got, want in zip(delta, regular, strict=True):
         assert all(ADDS[k] for k, _ in got)
         assert Counter(got) == Counter(c for c in want if ADDS[c[0]])
+
+
+def run_sinks(sql: str, steps, path, cut: int | None = None) -> list[list[Counter]]:
+    """Each step pushed through the planned job on LMDB at ``path``: per sink, the changes
+    of each step. With ``cut``, the graph is dropped after that many steps (state committed)
+    and a new one continues on the reopened directory."""
+    plan = plan_job(sql).plan
+    ids: dict[str, int] = {}
+    for sink in plan.sinks:
+        scan_ids(sink, ids)
+    out: list[list[Counter]] = [[] for _ in plan.sinks]
+    parts = [steps] if cut is None else [steps[:cut], steps[cut:]]
+    for part in parts:
+        with StateBackend(path) as backend:
+            graph = Graph(plan, backend)
+            for table, batch in part:
+                got = graph.push(ids[table], Batch(list(batch.kinds), list(batch.rows)))
+                for i, sink in enumerate(plan.sinks):
+                    result = got.get(sink.node_id, Batch())
+                    out[i].append(Counter(zip(result.kinds, result.rows, strict=True)))
+                backend.commit()
+    return out
+
+
+@settings(max_examples=15, deadline=None)
+@given(ops=st.lists(op_st, min_size=1, max_size=40), size=st.integers(1, 5), cut=st.integers(0, 30))
+def test_a_cascade_continues_from_its_committed_mirrors(tmp_path_factory, ops, size, cut):
+    """The mirrors are the cascade's whole state: a new graph on the reopened directory
+    continues exactly where the first one stopped."""
+    steps = history(ops, size, 3)
+    sql = chain("LEFT", "FULL")
+    path = tmp_path_factory.mktemp("cascade")
+    (delta,) = run_sinks(FORCE_JOIN + sql, steps, path, cut)
+    assert delta == [Counter(step) for step in run(sql, steps)]
+
+
+@settings(max_examples=15, deadline=None)
+@given(ops=st.lists(op_st, min_size=1, max_size=40), size=st.integers(1, 5))
+def test_a_join_and_a_cascade_over_it_share_the_mirrors(tmp_path_factory, ops, size):
+    """A statement set: a JOIN b into one sink, a JOIN b JOIN c into another; the delta
+    operators share a's and b's mirrors (each adds its indexes) and each sink gets what the
+    regular joins give it."""
+    sinks = (
+        "CREATE TABLE ab_t (id INT, ak INT, v INT, rid INT, bk INT, w INT) "
+        "WITH ('connector' = 'print');\n" + SINK.format(cols=ALL_COLS)
+    )
+    sql = (
+        TABLES + sinks + "EXECUTE STATEMENT SET BEGIN\n"
+        "INSERT INTO ab_t SELECT * FROM a JOIN b ON a.k = b.k;\n"
+        "INSERT INTO out_t SELECT * FROM a JOIN b ON a.k = b.k RIGHT JOIN c ON b.w = c.w;\nEND;"
+    )
+    steps = history(ops, size, 3)
+    delta = run_sinks(FORCE_JOIN + sql, steps, tmp_path_factory.mktemp("d"))
+    regular = run_sinks(sql, steps, tmp_path_factory.mktemp("r"))
+    assert delta == regular
+    plan = plan_job(FORCE_JOIN + sql).plan
+    mirrors = {lk.side.mirror for node in _all(plan.sinks[1]) if type(node) is P.DeltaJoinCascade
+               for leaf in _leaves(node.tree) for lk in leaf.lookups}  # fmt: skip
+    two_way = next(n for n in _all(plan.sinks[0]) if type(n) is P.DeltaJoin)
+    assert {two_way.left.mirror, two_way.right.mirror} < mirrors
+
+
+def _all(node: P.Node) -> list[P.Node]:
+    return [node, *(n for child in node.inputs for n in _all(child))]
+
+
+def _leaves(view: P.DeltaView) -> list[P.DeltaView]:
+    if view.kind == "source":
+        return [view]
+    return [leaf for child in view.inputs for leaf in _leaves(child)]
