@@ -294,3 +294,23 @@ def _leaves(view: P.DeltaView) -> list[P.DeltaView]:
     if view.kind == "source":
         return [view]
     return [leaf for child in view.inputs for leaf in _leaves(child)]
+
+
+@pytest.mark.parametrize("j2", ["INNER", "LEFT", "FULL"])
+@settings(max_examples=20, deadline=None)
+@given(ops=st.lists(op_st, min_size=1, max_size=40), size=st.integers(1, 5))
+def test_filtered_sources_in_a_cascade(j2, ops, size):
+    """Filters on the sources themselves (each source under its own Calc): a row updated
+    into or out of the filter enters or leaves the joins."""
+    query = (
+        "SELECT * FROM a JOIN (SELECT * FROM b WHERE w > 0) AS b ON a.k = b.k "
+        f"{j2} JOIN (SELECT * FROM c WHERE z < 2) AS c ON b.w = c.w"
+    )
+    sql = TABLES + SINK.format(cols=ALL_COLS) + f"INSERT INTO out_t {query};"
+    steps = history(ops, size, 3)
+    delta = compare(sql, steps)
+    t = tables_at_end(steps)
+    b = [r for r in t["b"] if r[2] is not None and r[2] > 0]
+    c = [r for r in t["c"] if r[2] is not None and r[2] < 2]
+    ab = join(t["a"], b, "INNER", lambda x, y: eq(x[1], y[1]), 3, 3)
+    assert final(delta) == Counter(join(ab, c, j2, lambda x, y: eq(x[5], y[1]), 6, 3))
