@@ -27,6 +27,7 @@ from deltaflow.formats.errors import ConnectorError, DeltaflowError, StateError
 from deltaflow.processor import crash, progress
 from deltaflow.processor.brokers import BrokerWatch, cluster_configs
 from deltaflow.processor.plan import JobPlan, LookupJoin, Node, Sink, TableSourceScan
+from deltaflow.processor.runtime import key_presence
 from deltaflow.processor.runtime.demand import demanded_columns
 from deltaflow.processor.settings import broker_timeout_s, checkpoint_interval_s
 from deltaflow.state.backend import StateBackend
@@ -125,6 +126,8 @@ class Job:
         self.broker_timeout_s = broker_timeout_s(plan.settings)
         self.sources: dict = {}
         self.lookups: dict = {}  # looked-up table -> source feeding its lookup-join mirror
+        self.presence: dict = {}  # table -> its check of unknown primary keys
+        self.presence_report: key_presence.PresenceReport | None = None
         self.sinks: dict = {}
         self.txn: EpochTransactions | None = None
         self.watch: BrokerWatch | None = None
@@ -190,10 +193,14 @@ class Job:
     def _open_sources(self, resume: dict) -> None:
         start = None if resume else self.options.start
         demanded = demanded_columns(self.plan)
+        unknown_keys = key_presence.presence_mode(self.plan.settings)
         for scan in self.scans:
             spec = source_spec(scan, demanded.get(scan.node_id))
             source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
             self.sources[scan.node_id] = source
+            check = key_presence.install(source, scan, self.backend, unknown_keys, not resume)
+            if check is not None:
+                self.presence[scan.table] = check
             source.open(resume.get(str(scan.node_id)))
             self.stats.events_in[scan.table] = 0
         for table, node in self.graph.lookup_tables().items():
@@ -320,6 +327,8 @@ class Job:
         self.stats.checkpoints += 1
         self.stats.last_checkpoint_s = time.monotonic() - started
         self._report_skipped()
+        if self.presence:
+            self._presence_report().tick()
 
     def _report_skipped(self) -> None:
         """One line whenever a source skipped more unreadable records (never a silent drop)."""
@@ -334,6 +343,11 @@ class Job:
                     file=sys.stderr,
                 )
 
+    def _presence_report(self) -> key_presence.PresenceReport:
+        if self.presence_report is None:
+            self.presence_report = key_presence.PresenceReport(self.presence)
+        return self.presence_report
+
     def _commit_transaction(self, epoch: int) -> None:
         crash.point("step2")
         self.txn.commit(epoch)  # type: ignore[union-attr]
@@ -342,6 +356,8 @@ class Job:
     def close(self) -> None:
         if self.watch is not None:
             self.watch.stop()
+        if self.presence:
+            self._presence_report().tick(force=True)
         for source in [*self.sources.values(), *self.lookups.values()]:
             source.close()
         for sink in self.sinks.values():

@@ -138,13 +138,6 @@ class PresenceDecoder:
         return Batch()
 
 
-def demand_key(demanded: frozenset[str] | None, scan, mode: str) -> frozenset[str] | None:
-    """The source's demanded columns plus its primary key when the check may run."""
-    if mode == "ignore" or demanded is None or not scan.primary_key:
-        return demanded
-    return demanded | frozenset(scan.primary_key)
-
-
 def install(source, scan, backend, mode: str, fresh: bool) -> PresenceDecoder | None:
     """Wraps ``source``'s value decoder when the check applies to it (module docstring)."""
     layout = getattr(source, "layout", None)
