@@ -13,6 +13,9 @@ The one difference: the joined rows one change produces come in the other side's
 key order, not in the order the regular join's state holds them; as a multiset per change,
 and so as a result, the output is identical.
 
+These rules live in ``JoinStep``, which the cascade of delta joins (``delta_cascade``)
+runs at each of its joins.
+
 ``eventual`` (VVR's EVENTUAL): additions emit the joined rows with their kind (+I/+U), and
 retractions emit nothing, so a row that stops matching stays in an upsert sink until its key
 is overwritten.
