@@ -68,6 +68,8 @@ _REPLICA_HINT = (
     f"'{NAME}.ignore-parse-errors' = 'true' to skip such messages"
 )
 _PLAN_CACHE = 64
+_NULL = msgspec.Raw(b"null")
+_NO_SCHEMA = object()  # no schema seen yet: never equal to a message's schema
 
 
 def check_options(options: dict[str, str]) -> None:
@@ -107,6 +109,8 @@ class DebeziumJsonDecoder:
         rows: list[tuple] = []
         if self._outer is None and not self._meta:
             self._decode_plain(raw, kinds, rows)
+        elif not self._meta:
+            self._decode_wrapped(raw, kinds, rows)
         else:
             for i, value in enumerate(raw.values):
                 if value:  # a tombstone has none
@@ -122,6 +126,43 @@ class DebeziumJsonDecoder:
         """
         one = self._one
         self._plain.run(raw.values, kinds, rows, lambda i, value: one(raw, i, value, kinds, rows))
+
+    def _decode_wrapped(self, raw: RawBatch, kinds: list[int], rows: list[tuple]) -> None:
+        """``schema-include`` without metadata: consecutive messages with the same
+        schema go through that schema's compiled loop together; a message that cannot
+        be unwrapped, and whatever the loop refuses, goes through ``_one`` in order."""
+        outer, values, one = self._outer.decode, raw.values, self._one  # type: ignore[union-attr]
+        index: list[int] = []
+        payloads: list[msgspec.Raw] = []
+        plan: Plan = self._plain
+        last: Any = _NO_SCHEMA
+
+        def flush() -> None:
+            if index:
+                slow = lambda j, _: one(raw, index[j], values[index[j]], kinds, rows)  # noqa: E731
+                plan.run(payloads, kinds, rows, slow)
+                index.clear()
+                payloads.clear()
+
+        for i, value in enumerate(values):
+            if not value:
+                continue  # a tombstone
+            try:
+                env = outer(value)
+                if env.payload is None or env.payload == _NULL:
+                    raise Bad("no payload")  # _one names the problem
+                if env.schema != last:
+                    flush()
+                    plan = self._plan_for(b"null" if env.schema is None else bytes(env.schema))
+                    last = env.schema
+            except (msgspec.DecodeError, Bad):
+                flush()
+                last = _NO_SCHEMA
+                one(raw, i, value, kinds, rows)
+                continue
+            index.append(i)
+            payloads.append(env.payload)
+        flush()
 
     def _one(self, raw: RawBatch, i: int, value: Any, kinds: list[int], rows: list[tuple]) -> None:
         try:

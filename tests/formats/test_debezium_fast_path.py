@@ -147,3 +147,59 @@ def test_create_with_before_image_and_delete_with_after_image() -> None:
     assert batch.kinds == [INSERT, DELETE]
     assert [row[0] for row in batch.rows] == [2, 3]
     assert [letter[2] for letter in decoder.dead_letters] == [2]
+
+
+SCHEMAS = [
+    None,
+    {"type": "struct", "fields": []},
+    {
+        "type": "struct",
+        "fields": [
+            {
+                "field": "after",
+                "type": "struct",
+                "fields": [{"field": "at", "type": "int64", "name": "io.debezium.time.MicroTimestamp"}],
+            }
+        ],
+    },
+]  # fmt: skip
+wrapped = st.one_of(
+    st.tuples(st.sampled_from(range(len(SCHEMAS))), envelopes).map(
+        lambda p: _encode({"schema": SCHEMAS[p[0]], "payload": p[1]})
+    ),
+    st.sampled_from([b'{"schema": null}', b'{"payload": null}', b"[1]", b"{", b"", b'{"schema": {'])
+    | envelopes.map(_encode),
+)
+
+
+@fast_path
+@given(st.lists(wrapped, min_size=1, max_size=8))
+def test_schema_include_batches_equal_one_message_at_a_time(messages: list[bytes]) -> None:
+    spec = FormatSpec(COLUMNS, options={"schema-include": "true"}, on_error="dead-letter")
+    raw = RawBatch("t", 0, list(range(len(messages))), messages)
+    batched = DebeziumJsonDecoder(spec)
+    batch = batched.decode(raw)
+    single = DebeziumJsonDecoder(spec)
+    kinds: list[int] = []
+    rows: list[tuple] = []
+    for i, message in enumerate(messages):
+        if message:
+            single._one(raw, i, message, kinds, rows)
+    assert batch.kinds == kinds
+    assert _shown(batch.rows) == _shown(rows)
+    assert batched.dead_letters == single.dead_letters
+
+
+def test_schema_include_reads_each_message_with_its_own_schema() -> None:
+    # io.debezium.time.MicroTimestamp: 1,000,000 is one second after the epoch; without
+    # a schema the number is read by its size, here as milliseconds (16 min 40 s)
+    import datetime as dt
+
+    def message(schema: object) -> bytes:
+        return _encode({"schema": schema, "payload": {"op": "c", "after": {"at": 1_000_000}}})
+
+    messages = [message(SCHEMAS[2]), message(None), message(SCHEMAS[2]), message(SCHEMAS[1])]
+    spec = FormatSpec(COLUMNS, options={"schema-include": "true"})
+    batch = DebeziumJsonDecoder(spec).decode(RawBatch("t", 0, [0, 1, 2, 3], messages))
+    second, later = dt.datetime(1970, 1, 1, 0, 0, 1), dt.datetime(1970, 1, 1, 0, 16, 40)
+    assert [row[6] for row in batch.rows] == [second, later, second, later]
