@@ -74,66 +74,72 @@ class GroupAggOperator(Operator):
         self.mini_batch = ctx.mini_batch
         self.emit_unchanged = ctx.state_ttl_ms > 0
         self.key_columns = keys
-        self.keys_of = _keys_function(keys)
+        self.group_of, self.gid, self.key_of = _group_ids(keys)
         self.run = self._compile_fold() if self.mini_batch else self._compile_per_record()
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
+        """One state read and one write per distinct group of the batch. Within the batch
+        a group is found by its group id: the key column's value itself for a one-column
+        key (no tuple per row), the key tuple otherwise."""
         if not batch:
             return Batch()
-        keys = self.keys_of(batch.rows)
-        encoded = self.state_keys.of(keys)  # each key encoded once
+        gids = list(dict.fromkeys(self.group_of(batch.rows)))
+        keys = self.key_of(gids)
+        encoded = list(self.state_keys.of(keys).values())  # each key encoded once
         accs = self._load(encoded)
         if self.mini_batch:
-            out = self._fold_per_key(batch, keys, accs)
+            out, accs = self._fold_per_key(batch, gids, keys, accs)
         else:
             values = self.aggs.values
-            results = {k: None if a is None else k + values(a) for k, a in accs.items()}
+            cells = {
+                g: [a, None if a is None else k + values(a)]
+                for g, k, a in zip(gids, keys, accs, strict=True)
+            }
             out = Batch()
             with localcontext(WIDE):  # the generated loop adds DECIMALs with +=, exactly
-                self.run(
-                    batch.kinds, batch.rows, keys, accs, results, out.kinds.append, out.rows.append
-                )
-        self._store(accs, encoded)
+                self.run(batch.kinds, batch.rows, cells, out.kinds.append, out.rows.append)
+            accs = [cell[0] for cell in cells.values()]
+        self._store(encoded, accs)
         return out
 
-    def _load(self, encoded: dict[tuple, bytes]) -> dict[tuple, list | None]:
-        stored = self.state.get_many_encoded(list(encoded.values()))
+    def _load(self, encoded: list[bytes]) -> list[list | None]:
+        stored = self.state.get_many_encoded(encoded)
         if self.aggs.plain:  # the stored list is the accumulator
-            return dict(zip(encoded, stored, strict=True))
+            return stored  # type: ignore[return-value]
         load = self.aggs.load
-        return {
-            k: None if raw is None else load(raw) for k, raw in zip(encoded, stored, strict=True)
-        }
+        return [None if raw is None else load(raw) for raw in stored]
 
-    def _store(self, accs: dict[tuple, list | None], encoded: dict[tuple, bytes]) -> None:
+    def _store(self, encoded: list[bytes], accs: list[list | None]) -> None:
         dump = None if self.aggs.plain else self.aggs.dump
         put, delete = self.state.put_encoded, self.state.delete_encoded
-        for key, acc in accs.items():
+        for kb, acc in zip(encoded, accs, strict=True):
             if acc is None:
-                delete(encoded[key])
+                delete(kb)
             else:
-                put(encoded[key], acc if dump is None else dump(acc))
+                put(kb, acc if dump is None else dump(acc))
 
     def _compile_per_record(self):  # noqa: ANN202
-        """``run(kinds, rows, keys, accs, results, ok, ov)``: folds each record on its own
-        and emits through ``ok``/``ov`` (append kind / row), as Flink's GroupAggFunction."""
+        """``run(kinds, rows, cells, ok, ov)``: folds each record on its own into its group's
+        cell ``[accumulator, last result]`` and emits through ``ok``/``ov`` (append kind /
+        row), as Flink's GroupAggFunction."""
         aggs = self.aggs
         changed = "else:" if self.emit_unchanged else "elif new != prev:"
         before = "                ok(_UB)\n                ov(prev)\n" if self.update_before else ""
         add = "\n".join(aggs.fold_lines(False, " " * 12, "acc", "r", wide_context=True))
         sub = "\n".join(aggs.fold_lines(True, " " * 12, "acc", "r", wide_context=True))
-        source = f"""def run(kinds, rows, keys, accs, results, ok, ov, {_defaults()}):
-    for kind, r, key in zip(kinds, rows, keys):
-        acc = accs[key]
+        source = f"""def run(kinds, rows, cells, ok, ov, {_defaults()}):
+    for kind, r in zip(kinds, rows):
+        cell = cells[{self.gid}]
+        acc = cell[0]
         if _adds[kind]:
             if acc is None:
-                acc = accs[key] = {aggs.init_expr()}
+                acc = cell[0] = {aggs.init_expr()}
 {add}
         else:
             if acc is None:
                 continue
 {sub}
-        prev = results[key]
+        prev = cell[1]
         if acc[0] > 0:
             new = {self._result_expr()}
             if prev is None:
@@ -142,28 +148,30 @@ class GroupAggOperator(Operator):
             {changed}
 {before}                ok(_UA)
                 ov(new)
-            results[key] = new
+            cell[1] = new
         else:
             if prev is not None:
                 ok(_D)
                 ov(prev)
-            accs[key] = None
-            results[key] = None
+            cell[0] = None
+            cell[1] = None
 """
         return self._build(source, "run")
 
     def _compile_fold(self):  # noqa: ANN202
-        """``fold(kinds, rows, keys, accs)``: every record folded into its key's accumulator;
-        leading retractions of a group without state are dropped, as Flink does."""
+        """``fold(kinds, rows, accs)``: every record folded into its group's accumulator
+        (``accs`` by group id); leading retractions of a group without state are dropped,
+        as Flink does."""
         aggs = self.aggs
         add = "\n".join(aggs.fold_lines(False, " " * 12, "acc", "r", wide_context=True))
         sub = "\n".join(aggs.fold_lines(True, " " * 12, "acc", "r", wide_context=True))
-        source = f"""def fold(kinds, rows, keys, accs, {_defaults()}):
-    for kind, r, key in zip(kinds, rows, keys):
-        acc = accs[key]
+        source = f"""def fold(kinds, rows, accs, {_defaults()}):
+    for kind, r in zip(kinds, rows):
+        g = {self.gid}
+        acc = accs[g]
         if _adds[kind]:
             if acc is None:
-                acc = accs[key] = {aggs.init_expr()}
+                acc = accs[g] = {aggs.init_expr()}
 {add}
         elif acc is not None:
 {sub}
@@ -180,21 +188,26 @@ class GroupAggOperator(Operator):
         fn.__deltaflow_source__ = source
         return fn
 
-    def _fold_per_key(self, batch: Batch, keys: list[tuple], accs: dict) -> Batch:
+    def _fold_per_key(
+        self, batch: Batch, gids: list, keys: list[tuple], accs: list
+    ) -> tuple[Batch, list]:
+        """Folds the batch per group, then emits once per group (first-seen order);
+        returns the output and the groups' accumulators (None: forget the group)."""
         values = self.aggs.values
-        prevs = [None if a is None else k + values(a) for k, a in accs.items()]
+        prevs = [None if a is None else k + values(a) for k, a in zip(keys, accs, strict=True)]
+        by_group = dict(zip(gids, accs, strict=True))
         with localcontext(WIDE):  # the generated fold adds DECIMALs with +=, exactly
-            self.run(batch.kinds, batch.rows, keys, accs)
+            self.run(batch.kinds, batch.rows, by_group)
         out = Batch()
+        final: list[list | None] = []
         emit_unchanged, ub = self.emit_unchanged, self.update_before
-        for (key, acc), prev in zip(list(accs.items()), prevs, strict=True):
-            if acc is None:  # no state and only retractions: dropped
-                continue
-            if acc[0] <= 0:
-                if prev is not None:
+        for key, acc, prev in zip(keys, by_group.values(), prevs, strict=True):
+            if acc is None or acc[0] <= 0:  # None: no state and only retractions (dropped)
+                if acc is not None and prev is not None:
                     out.append(DELETE, prev)
-                accs[key] = None
+                final.append(None)
                 continue
+            final.append(acc)
             new = key + values(acc)
             if prev is None:
                 out.append(INSERT, new)
@@ -202,18 +215,21 @@ class GroupAggOperator(Operator):
                 if ub:
                     out.append(UPDATE_BEFORE, prev)
                 out.append(UPDATE_AFTER, new)
-        return out
+        return out, final
 
 
-def _keys_function(columns: tuple[int, ...]):  # noqa: ANN202
-    """``keys(rows)``: the group key tuple of each row, built in C (itemgetter, zip)."""
+def _group_ids(columns: tuple[int, ...]):  # noqa: ANN202
+    """For group key ``columns``: ``group_of(rows)`` (each row's group id, in C), the
+    group id as generated source over row ``r``, and ``key_of(ids)`` (the key tuples)."""
     if not columns:
-        return lambda rows: [()] * len(rows)
+        return (lambda rows: [()]), "()", lambda ids: list(ids)
     if len(columns) == 1:
-        getter = itemgetter(columns[0])
-        return lambda rows: list(zip(map(getter, rows)))
+        (k,) = columns
+        one = itemgetter(k)
+        return (lambda rows: map(one, rows)), f"r[{k}]", lambda ids: list(zip(ids))
+    items = "".join(f"r[{k}], " for k in columns)
     many = itemgetter(*columns)
-    return lambda rows: list(map(many, rows))
+    return (lambda rows: map(many, rows)), f"({items})", lambda ids: list(ids)
 
 
 def _defaults() -> str:
