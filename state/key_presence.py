@@ -4,7 +4,7 @@ A changelog source with a PRIMARY KEY says, record by record, which rows exist: 
 insert or update-after makes its key live, a delete or update-before ends it. A
 retraction (-D or -U) of a key that is not live is a delete or an update of a row
 the job never saw. ``KeySet.apply`` follows a batch's changes in order, names the
-records holding such retractions, and buffers the live set's changes in the
+rows holding such retractions, and buffers the live set's changes in the
 backend's write buffer, so the set is checkpointed with the rest of the state (and
 rolled back with it through the undo log).
 
@@ -47,12 +47,12 @@ class KeySet:
         """The set follows its source from the first record on (written at the next commit)."""
         self._complete.put((self.name,), True)
 
-    def apply(
-        self, kinds: list[int], keys: list[tuple], origins: list[int], drop: bool
-    ) -> list[int]:
-        """Follow one batch's changes; return the records (``origins`` values, in order)
-        with a retraction of a key that is not live. With ``drop`` those records' other
-        rows (the +U after an unknown -U) do not count either: the record is dropped."""
+    def apply(self, kinds: list[int], keys: list[tuple], drop: bool) -> list[int]:
+        """Follow one batch's changes; return the rows retracting a key that is not live.
+
+        A -U and the +U right after it come from one record (an update); with ``drop``
+        such a record is dropped whole when its -U is refused: its +U does not make the
+        key live either."""
         encoded: dict[tuple, bytes] = {}
         encode = self.encode
         kbs = [encoded[k] if k in encoded else encoded.setdefault(k, encode(k)) for k in keys]
@@ -61,14 +61,16 @@ class KeySet:
         before = {kb: v is not None for kb, v in zip(distinct, stored, strict=True)}
         live = dict(before)
         bad: list[int] = []
-        for kind, kb, origin in zip(kinds, kbs, origins, strict=True):
+        refused = -2  # the row of the last refused retraction
+        for i, (kind, kb) in enumerate(zip(kinds, kbs, strict=True)):
             if kind in _ADDS:
-                if not (drop and bad and bad[-1] == origin):
+                if not (drop and refused == i - 1 and kind == RowKind.UPDATE_AFTER):
                     live[kb] = True
             elif live[kb]:
                 live[kb] = False
-            elif not bad or bad[-1] != origin:
-                bad.append(origin)
+            else:
+                bad.append(i)
+                refused = i if kind == RowKind.UPDATE_BEFORE else -2
         table = self.table
         for kb, now in live.items():
             if now != before[kb]:

@@ -73,26 +73,35 @@ class PresenceDecoder:
     def decode(self, raw: RawBatch) -> Batch:
         if self._replays and self._is_replay(raw):
             return self._replay(raw)
-        batch, origins = decode_with_origins(self.inner, raw)
+        skipped, dead = self.inner.skipped, len(self.dead_letters)
+        batch = self.inner.decode(raw)
         if not batch:
             return batch
-        drop = self.policy != "pass"
         keys = list(map(self.key_of, batch.rows))
-        bad = self.keys.apply(batch.kinds, keys, origins, drop)
+        bad = self.keys.apply(batch.kinds, keys, self.policy != "pass")
         verdicts: dict[int, str | None] = {}
-        if bad:
-            row_of = {o: i for i, o in reversed(list(enumerate(origins)))}
-            verdicts = {raw.offsets[o]: self._act(raw, o, keys[row_of[o]]) for o in bad}
         if self._replays:
             self._last = (raw.topic, raw.partition, raw.offsets[0], raw.offsets[-1], verdicts)
-        if not bad or not drop:
+        if not bad:
             return batch
-        gone = {raw.offsets[o] for o in bad}
+        origins = self._origins(raw, skipped, dead)
+        for row in bad:
+            verdicts[raw.offsets[origins[row]]] = self._act(raw, origins[row], keys[row])
+        if self.policy == "pass":
+            return batch
         out = Batch()
         for kind, row, origin in zip(batch.kinds, batch.rows, origins, strict=True):
-            if raw.offsets[origin] not in gone:
+            if raw.offsets[origin] not in verdicts:
                 out.append(kind, row)
         return out
+
+    def _origins(self, raw: RawBatch, skipped: int, dead: int) -> list[int]:
+        """The record (index into ``raw``) of each row: the batch is decoded again, rarely
+        (only a batch with an unknown key), with the inner decoder's counts put back first
+        so that its own refusals count once."""
+        self.inner.skipped = skipped
+        del self.dead_letters[dead:]
+        return decode_with_origins(self.inner, raw)[1]
 
     def _act(self, raw: RawBatch, i: int, key: tuple) -> str | None:
         """Count one record with an unknown key; fail, or return its dead letter reason."""
