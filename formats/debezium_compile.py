@@ -10,7 +10,7 @@ does the column's converter run. Every column with another Python converter call
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Context, Decimal
 from typing import Any
 
@@ -19,17 +19,17 @@ from deltaflow.formats.debezium_values import CONVERSION_ERRORS, Converter
 
 # The fast path's fallback for message ``i``: read it on the checked path.
 Slow = Callable[[int, Any], None]
-BatchReader = Callable[[list, list, list, Slow], None]
+BatchReader = Callable[..., None]  # (values, kinds, rows, slow, schema=None)
 
 _BATCH = """\
-def run(values, kinds, rows, slow):
+def run(values, kinds, rows, slow, schema=None):
     add_kind, add_row = kinds.append, rows.append
     for i, value in enumerate(values):
         if not value:
             continue  # a tombstone
         try:
             env = decode(value)
-            op = env.op
+            op = env.op{meta}
             if op == "u":
                 b, a = env.before, env.after
                 if b is not None and a is not None:
@@ -91,17 +91,31 @@ class RowCode:
         """``read(struct) -> tuple``."""
         return self._exec(f"def read(o):\n    return {self.row('o')}\n", {})["read"]
 
-    def compile_batch(self, decode: Callable[[Any], Any]) -> BatchReader:
-        """``run(values, kinds, rows, slow)``: appends the changes of each message.
+    def compile_batch(
+        self,
+        decode: Callable[[Any], Any],
+        meta: Sequence[Callable[[Any, str | None], Any]] = (),
+        errors: tuple[type[BaseException], ...] = (),
+    ) -> BatchReader:
+        """``run(values, kinds, rows, slow, schema=None)``: appends the changes of each
+        message, each row followed by the values of the ``meta`` readers
+        (``read(envelope, schema)``, once per message).
 
-        A message the typed decode rejects, whose converters raise, or which is not a
-        plain ``c``/``r``/``u``/``d`` event with exactly the images its op needs goes
-        to ``slow(i, value)``, in order, so the checked path decides it as before.
+        A message the typed decode rejects, whose converters or metadata readers raise
+        (``CONVERSION_ERRORS`` or ``errors``), or which is not a plain ``c``/``r``/
+        ``u``/``d`` event with exactly the images its op needs goes to
+        ``slow(i, value)``, in order, so the checked path decides it as before.
         """
-        source = _BATCH.format(row_a=self.row("a"), row_b=self.row("b"))
+        row_a, row_b, line = self.row("a"), self.row("b"), ""
+        if meta:
+            calls = "".join(f"M{n}(env, schema), " for n in range(len(meta)))
+            line = f"\n            m = ({calls})"
+            row_a, row_b = f"{row_a} + m", f"{row_b} + m"
+        source = _BATCH.format(row_a=row_a, row_b=row_b, meta=line)
         names = {
+            **{f"M{n}": read for n, read in enumerate(meta)},
             "decode": decode,
-            "ERRORS": CONVERSION_ERRORS,
+            "ERRORS": CONVERSION_ERRORS + errors,
             "UPDATE": (UPDATE_BEFORE, UPDATE_AFTER),
             "INSERT": INSERT,
             "DELETE": DELETE,

@@ -100,25 +100,21 @@ class DebeziumJsonDecoder:
         self._meta_keys = keys
         self._wants_schema = "schema" in keys
         self._demanded = spec.demanded
-        self._plain = Plan(self._columns, {}, keys, self.policy == "skip", spec.demanded)
+        self._plain = self._plan({})
         self._plans: dict[bytes, Plan] = {}
         self._outer = outer_decoder() if self._include else None
 
     def decode(self, raw: RawBatch) -> Batch:
         kinds: list[int] = []
         rows: list[tuple] = []
-        if self._outer is None and not self._meta:
+        if self._outer is None:
             self._decode_plain(raw, kinds, rows)
-        elif not self._meta:
-            self._decode_wrapped(raw, kinds, rows)
         else:
-            for i, value in enumerate(raw.values):
-                if value:  # a tombstone has none
-                    self._one(raw, i, value, kinds, rows)
+            self._decode_wrapped(raw, kinds, rows)
         return Batch(kinds, rows)
 
     def _decode_plain(self, raw: RawBatch, kinds: list[int], rows: list[tuple]) -> None:
-        """The common case in one compiled loop: no schema envelope, no metadata.
+        """The common case in one compiled loop: no schema envelope.
 
         Anything else (invalid JSON, a value needing one of Flink's coercions, a
         missing image, another op) goes through ``_one``, which reads the message
@@ -128,19 +124,20 @@ class DebeziumJsonDecoder:
         self._plain.run(raw.values, kinds, rows, lambda i, value: one(raw, i, value, kinds, rows))
 
     def _decode_wrapped(self, raw: RawBatch, kinds: list[int], rows: list[tuple]) -> None:
-        """``schema-include`` without metadata: consecutive messages with the same
-        schema go through that schema's compiled loop together; a message that cannot
-        be unwrapped, and whatever the loop refuses, goes through ``_one`` in order."""
+        """``schema-include``: consecutive messages with the same schema go through that
+        schema's compiled loop together; a message that cannot be unwrapped, and
+        whatever the loop refuses, goes through ``_one`` in order."""
         outer, values, one = self._outer.decode, raw.values, self._one  # type: ignore[union-attr]
         index: list[int] = []
         payloads: list[msgspec.Raw] = []
         plan: Plan = self._plain
         last: Any = _NO_SCHEMA
+        text: str | None = None  # the schema as the 'schema' metadata key reads it
 
         def flush() -> None:
             if index:
                 slow = lambda j, _: one(raw, index[j], values[index[j]], kinds, rows)  # noqa: E731
-                plan.run(payloads, kinds, rows, slow)
+                plan.run(payloads, kinds, rows, slow, text)
                 index.clear()
                 payloads.clear()
 
@@ -153,8 +150,9 @@ class DebeziumJsonDecoder:
                     raise Bad("no payload")  # _one names the problem
                 if env.schema != last:
                     flush()
-                    plan = self._plan_for(b"null" if env.schema is None else bytes(env.schema))
-                    last = env.schema
+                    key = b"null" if env.schema is None else bytes(env.schema)
+                    plan, last = self._plan_for(key), env.schema
+                    text = key.decode("utf-8", "replace") if key != b"null" else None
             except (msgspec.DecodeError, Bad):
                 flush()
                 last = _NO_SCHEMA
@@ -252,15 +250,15 @@ class DebeziumJsonDecoder:
                 for name, dtype in self._columns
                 if name in logical and logical_step(*logical[name], dtype) is not None
             }
-            plan = self._plain
-            if used:
-                plan = Plan(
-                    self._columns, used, self._meta_keys, self.policy == "skip", self._demanded
-                )
+            plan = self._plan(used) if used else self._plain
             if len(self._plans) >= _PLAN_CACHE:
                 self._plans.clear()
             self._plans[key] = plan
         return plan
+
+    def _plan(self, logical: dict) -> Plan:
+        skip = self.policy == "skip"
+        return Plan(self._columns, logical, self._meta_keys, skip, self._demanded, self._meta)
 
     def _bad_op(self, op: Any, value: Any) -> Bad:
         if op is None:

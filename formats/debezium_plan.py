@@ -8,6 +8,7 @@ path and an untyped one for the checked path, and one converter per column.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Annotated, Any
 
@@ -90,6 +91,7 @@ class Plan:
         meta_keys: list[str],
         null_bad_fields: bool,
         demanded: frozenset[str] | None = None,
+        meta: Sequence[Any] = (),
     ) -> None:
         self.columns = columns
         self.null_bad_fields = null_bad_fields
@@ -130,7 +132,7 @@ class Plan:
         self.slow = msgspec.json.Decoder(slow, float_hook=Decimal if exact else None)
         code = RowCode(len(columns), posts, self.skipped, decimals)
         self.read = code.compile_reader()
-        self.run = code.compile_batch(self.fast.decode)
+        self.run = code.compile_batch(self.fast.decode, meta, (Bad,))
 
     def checked(self, value: Any) -> tuple[Any, tuple | None, tuple | None, int]:
         """The checked path: the envelope, both images and how many fields became NULL."""

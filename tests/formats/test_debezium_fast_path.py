@@ -172,10 +172,26 @@ wrapped = st.one_of(
 )
 
 
-@fast_path
-@given(st.lists(wrapped, min_size=1, max_size=8))
-def test_schema_include_batches_equal_one_message_at_a_time(messages: list[bytes]) -> None:
-    spec = FormatSpec(COLUMNS, options={"schema-include": "true"}, on_error="dead-letter")
+META = [
+    ("source.timestamp", parse_type("TIMESTAMP_LTZ(3)")),
+    ("ingestion-timestamp", parse_type("TIMESTAMP(3)")),
+    ("source.table", parse_type("STRING")),
+    ("schema", parse_type("STRING")),
+]
+sources = st.none() | st.fixed_dictionaries(
+    {},
+    optional={
+        "ts_ms": st.sampled_from([1589362330123, "x", None]),
+        "table": st.sampled_from(["t", 5]),
+    },
+)
+stamped = st.tuples(envelopes, sources, st.sampled_from([1589362330999, None, "y"])).map(
+    lambda t: {**t[0], "source": t[1], "ts_ms": t[2]}
+)
+
+
+def _one_at_a_time(spec: FormatSpec, messages: list[bytes]) -> None:
+    """The batch decode equals reading each message alone on the per-message path."""
     raw = RawBatch("t", 0, list(range(len(messages))), messages)
     batched = DebeziumJsonDecoder(spec)
     batch = batched.decode(raw)
@@ -188,6 +204,27 @@ def test_schema_include_batches_equal_one_message_at_a_time(messages: list[bytes
     assert batch.kinds == kinds
     assert _shown(batch.rows) == _shown(rows)
     assert batched.dead_letters == single.dead_letters
+
+
+@fast_path
+@given(st.lists(stamped, min_size=1, max_size=8))
+def test_metadata_batches_equal_one_message_at_a_time(envelopes: list[dict]) -> None:
+    spec = FormatSpec(COLUMNS, META[:3], on_error="dead-letter", demanded=frozenset({"id"}))
+    _one_at_a_time(spec, [_encode(e) for e in envelopes])
+
+
+@fast_path
+@given(st.lists(st.tuples(st.sampled_from(range(len(SCHEMAS))), stamped), min_size=1, max_size=6))
+def test_schema_include_with_metadata_equals_one_message_at_a_time(pairs: list) -> None:
+    spec = FormatSpec(COLUMNS, META, {"schema-include": "true"}, on_error="dead-letter")
+    _one_at_a_time(spec, [_encode({"schema": SCHEMAS[s], "payload": e}) for s, e in pairs])
+
+
+@fast_path
+@given(st.lists(wrapped, min_size=1, max_size=8))
+def test_schema_include_batches_equal_one_message_at_a_time(messages: list[bytes]) -> None:
+    spec = FormatSpec(COLUMNS, options={"schema-include": "true"}, on_error="dead-letter")
+    _one_at_a_time(spec, messages)
 
 
 def test_schema_include_reads_each_message_with_its_own_schema() -> None:
