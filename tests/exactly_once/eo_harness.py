@@ -149,6 +149,10 @@ def read_upsert_log(bootstrap: str, topic: str) -> tuple[dict, dict[str, list]]:
 
 
 def start(job: Path, state: Path, crash_at: str = "") -> subprocess.Popen:
+    """The job as a process; its stderr goes to a file next to the state directory (a
+    pipe nobody drains fills with librdkafka's logs and blocks the job), read back with
+    ``job_process.stderr_of``."""
+    import itertools
     import os
 
     env = dict(os.environ)
@@ -156,6 +160,12 @@ def start(job: Path, state: Path, crash_at: str = "") -> subprocess.Popen:
     if crash_at:
         env["DELTAFLOW_CRASH_AT"] = crash_at
     cmd = [sys.executable, "-m", "deltaflow.processor", "run", str(job), "--state-dir", str(state)]
-    return subprocess.Popen(
-        [*cmd, "--quiet"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env
+    log_path = next(
+        p for i in itertools.count() if not (p := state.parent / f"stderr-run{i}.log").exists()
     )
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [*cmd, "--quiet"], stderr=log, stdout=subprocess.DEVNULL, text=True, env=env
+        )
+    proc.log_path = log_path
+    return proc

@@ -16,8 +16,8 @@ import time
 
 from committed_log import committed_records
 from confluent_kafka import Producer
-from conftest import stderr_of
 from cut_proxy import ADD_OFFSETS_TO_TXN, FIND_COORDINATOR, TXN_OFFSET_COMMIT
+from job_process import stderr_of
 
 JOB = """
 SET 'execution.checkpointing.interval' = '200 ms';

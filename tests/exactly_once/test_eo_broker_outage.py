@@ -1,11 +1,11 @@
 """Brokers that go away: the job waits them out without loss, or stops after its timeout.
 
 A proxy in front of the broker is cut (every connection closed, nothing listening)
-for ``DELTAFLOW_OUTAGE_S`` seconds (default 30) while a job runs. The job's sink is
-at-least-once: what is under test is waiting the outage out and continuing without
-loss. (With an exactly-once sink, a loaded CI run once saw the committed output stall
-behind the transaction the cut interrupted, on tansu - not yet explained; the crash
-harness covers exactly-once.)
+for ``DELTAFLOW_OUTAGE_S`` seconds (default 30) while a job runs, with an
+at-least-once and with an exactly-once sink: the job waits the outage out and
+continues without loss (exactly-once: no count committed twice). The exactly-once
+variant passed 11 of 11 runs at load 10-12 (two busy loops beside the tests);
+a stall once seen in CI was not reproduced (docs/GUARANTEES.md).
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ import signal
 import subprocess
 import time
 
+import pytest
 from committed_log import committed_records
 from confluent_kafka import Producer
-from conftest import stderr_of
+from job_process import stderr_of
 
 OUTAGE_S = float(os.environ.get("DELTAFLOW_OUTAGE_S", "30"))
 AT_LEAST_ONCE = "'sink.delivery-guarantee' = 'at-least-once'"
@@ -48,10 +49,15 @@ def produce(bootstrap: str, first: int, count: int) -> None:
 
 
 def totals(bootstrap: str) -> dict[int, int]:
-    table = {}
+    return {merchant: counts[-1] for merchant, counts in history(bootstrap).items()}
+
+
+def history(bootstrap: str) -> dict[int, list[int]]:
+    """Every committed count of each merchant, in order."""
+    counts: dict[int, list[int]] = {}
     for _, key, value, _ in committed_records(bootstrap, "totals"):
-        table[json.loads(key)["merchant"]] = json.loads(value)["cnt"]
-    return table
+        counts.setdefault(json.loads(key)["merchant"], []).append(json.loads(value)["cnt"])
+    return counts
 
 
 def wait_for(bootstrap: str, expected: dict, timeout: float = 90) -> dict:
@@ -67,9 +73,10 @@ def start(jobs, tmp_path, bootstrap: str, timeout: str, guarantee: str) -> subpr
     return jobs.start(job, tmp_path / "state")
 
 
-def test_an_outage_is_reported_once_and_waited_out_without_loss(proxied, tmp_path, jobs):
+@pytest.mark.parametrize("guarantee", [AT_LEAST_ONCE, EXACTLY_ONCE], ids=["alo", "eo"])
+def test_an_outage_is_reported_once_and_waited_out_without_loss(proxied, tmp_path, jobs, guarantee):
     bootstrap, proxy = proxied
-    proc = start(jobs, tmp_path, bootstrap, "120 s", AT_LEAST_ONCE)
+    proc = start(jobs, tmp_path, bootstrap, "120 s", guarantee)
     produce(bootstrap, 0, 300)
     assert wait_for(bootstrap, {0: 100, 1: 100, 2: 100}) == {0: 100, 1: 100, 2: 100}
     produce(bootstrap, 300, 3000)  # the job is still busy with these when the cut comes
@@ -86,11 +93,17 @@ def test_an_outage_is_reported_once_and_waited_out_without_loss(proxied, tmp_pat
     ours = [line for line in stderr_of(proc).splitlines() if line.startswith("deltaflow:")]
     assert len([line for line in ours if "cannot reach the Kafka brokers" in line]) == 1, ours
     assert len([line for line in ours if "reachable again" in line]) == 1, ours
+    if guarantee == EXACTLY_ONCE:  # no epoch committed twice: each count appears once
+        for merchant, counts in history(bootstrap).items():
+            assert counts == sorted(set(counts)), (merchant, counts)
 
 
-def test_brokers_that_never_return_stop_the_job_after_its_timeout(proxied, tmp_path, jobs):
+@pytest.mark.parametrize("guarantee", [AT_LEAST_ONCE, EXACTLY_ONCE], ids=["alo", "eo"])
+def test_brokers_that_never_return_stop_the_job_after_its_timeout(
+    proxied, tmp_path, jobs, guarantee
+):
     bootstrap, proxy = proxied
-    proc = start(jobs, tmp_path, bootstrap, "4 s", AT_LEAST_ONCE)
+    proc = start(jobs, tmp_path, bootstrap, "4 s", guarantee)
     produce(bootstrap, 0, 30)
     assert wait_for(bootstrap, {0: 10, 1: 10, 2: 10}) == {0: 10, 1: 10, 2: 10}
     proxy.cut()
@@ -99,5 +112,9 @@ def test_brokers_that_never_return_stop_the_job_after_its_timeout(proxied, tmp_p
     stderr = stderr_of(proc)
     assert code == 2, stderr
     assert time.monotonic() - began < 30
-    assert "unreachable for" in stderr and "'deltaflow.broker.timeout' = 4 s" in stderr
+    # the broker watch says it ("unreachable for"), or with exactly-once the wait inside a
+    # checkpoint may end first ("could not ... within")
+    (line,) = [x for x in stderr.splitlines() if x.startswith("deltaflow: error")]
+    assert "unreachable for" in line or "could not" in line, line
+    assert "'deltaflow.broker.timeout' = 4 s" in line and "last checkpoint is intact" in line
     assert "Traceback" not in stderr

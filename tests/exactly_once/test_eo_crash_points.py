@@ -21,6 +21,7 @@ from eo_harness import (
     start,
     write_job,
 )
+from job_process import stderr_of
 
 from deltaflow.connectors.broker import ensure_topics
 from deltaflow.state.backend import StateBackend
@@ -52,7 +53,7 @@ def test_a_crash_at_each_step_is_recovered_exactly_once(point, broker, new_topic
             time.sleep(0.3)
     finally:
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(20) == 0, proc.stderr.read()
+        assert proc.wait(20) == 0, stderr_of(proc)
     log_table, afters = apply_retract_log(broker, names["log"])
     upsert_table, values = read_upsert_log(broker, names["upsert"])
     assert log_table == upsert_table == expected

@@ -30,6 +30,7 @@ from eo_harness import (
     start,
     write_job,
 )
+from job_process import stderr_of
 
 from deltaflow.connectors.broker import ensure_topics
 
@@ -88,7 +89,7 @@ def test_sigkills_inside_and_outside_checkpoints_lose_and_duplicate_nothing(name
             time.sleep(0.5)
     finally:
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(20) == 0, proc.stderr.read()
+        assert proc.wait(20) == 0, stderr_of(proc)
     log_table, afters = apply_retract_log(names["bootstrap"], names["log"])
     upsert_table, values = read_upsert_log(names["bootstrap"], names["upsert"])
     assert log_table == expected
