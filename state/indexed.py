@@ -35,7 +35,7 @@ from deltaflow.formats.errors import StateError
 from deltaflow.formats.types import DataType
 from deltaflow.state.keys import encode_key
 from deltaflow.state.table import KeysOnly, StateTable
-from deltaflow.state.typed_keys import key_encoder
+from deltaflow.state.typed_keys import KeyCache, key_encoder
 
 if TYPE_CHECKING:
     from deltaflow.state.backend import StateBackend
@@ -56,12 +56,13 @@ def _encoder(columns: list[int], types: Sequence[DataType] | None) -> Callable[[
 
 
 class _Index:
-    __slots__ = ("columns", "encode", "getter", "table", "unique")
+    __slots__ = ("cache", "columns", "encode", "getter", "table", "unique")
 
     def __init__(self, columns: list[int], table: StateTable | None, encode, unique: bool) -> None:
         self.columns = list(columns)
         self.getter = key_getter(self.columns)
         self.encode = encode
+        self.cache = KeyCache(encode)
         self.table = table  # None: a primary-key prefix, scanned on the row table
         self.unique = unique  # the whole primary key: one row at most per index key
 
@@ -121,38 +122,28 @@ class IndexedTable:
         before = dict(zip(distinct, self._rows.get_many_encoded(encoded), strict=True))
         after = dict(before)
         contradictions = []
-        for position, (kind, pk, row) in enumerate(zip(kinds, pks, rows, strict=True)):
-            if ADDS[kind]:
-                after[pk] = row
-            elif after[pk] is None:
+        adds = ADDS
+        for position, kind in enumerate(kinds):
+            if adds[kind]:
+                after[pks[position]] = rows[position]
+            elif after[pks[position]] is None:
                 contradictions.append(position)
             else:
-                after[pk] = None
-        indexes = [index for index in self._indexes.values() if index.table is not None]
-        rows_table = self._rows
+                after[pks[position]] = None
+        put, delete = self._rows.put_encoded, self._rows.delete_encoded
+        changed = []
         for kb, (pk, new) in zip(encoded, after.items(), strict=True):
             old = before[pk]
-            if new is old:
-                continue
-            if new is None:
-                rows_table.delete_encoded(kb)
-            else:
-                rows_table.put_encoded(kb, new)
-            for index in indexes:
-                self._move(index, kb, old, new)
+            if new is not old:
+                changed.append((kb, old, new))
+                if new is None:
+                    delete(kb)
+                else:
+                    put(kb, new)
+        for index in self._indexes.values():
+            if index.table is not None and changed:
+                _move(index, changed)
         return before, contradictions
-
-    @staticmethod
-    def _move(index: _Index, kb: bytes, old: tuple | None, new: tuple | None) -> None:
-        """Moves the index entry of the row keyed ``kb`` from ``old`` to ``new``."""
-        old_key = None if old is None else index.getter(old)
-        new_key = None if new is None else index.getter(new)
-        if old_key == new_key and (old is None) == (new is None):
-            return
-        if old is not None:
-            index.table.delete_encoded(index.encode(old_key) + kb)  # type: ignore[union-attr]
-        if new is not None:
-            index.table.put_encoded(index.encode(new_key) + kb, None)  # type: ignore[union-attr]
 
     def build_index(self, name: str, columns: list[int]) -> None:
         """Add a secondary index on ``columns``, backfilled from the rows if needed."""
@@ -203,7 +194,7 @@ class IndexedTable:
                 f"table {self.name!r} has no index {index!r}; it has {sorted(self._indexes)}"
             )
         distinct = list(dict.fromkeys(keys))
-        encoded = list(map(spec.encode, distinct))
+        encoded = spec.cache.encode_many(distinct)
         if spec.unique:
             found = [[] if r is None else [r] for r in self._rows.get_many_encoded(encoded)]
         else:
@@ -236,3 +227,26 @@ class IndexedTable:
     def items(self) -> list[tuple[tuple, tuple]]:
         """Every (primary key, row) in key order (for tests and inspection)."""
         return self._rows.items()
+
+
+def _move(index: _Index, changed: list[tuple[bytes, tuple | None, tuple | None]]) -> None:
+    """Moves the index entries of the changed rows (``(row key, old, new)``, None: absent)
+    whose indexed columns changed; each index key is encoded once."""
+    getter = index.getter
+    gone, added = [], []
+    for kb, old, new in changed:
+        if old is None:
+            added.append((getter(new), kb))  # type: ignore[arg-type]
+        elif new is None:
+            gone.append((getter(old), kb))
+        else:
+            old_key, new_key = getter(old), getter(new)
+            if old_key != new_key:
+                gone.append((old_key, kb))
+                added.append((new_key, kb))
+    table = index.table
+    encode = index.cache.encode_many
+    for kb, (_, pk) in zip(encode([k for k, _ in gone]), gone, strict=True):
+        table.delete_encoded(kb + pk)  # type: ignore[union-attr]
+    for kb, (_, pk) in zip(encode([k for k, _ in added]), added, strict=True):
+        table.put_encoded(kb + pk, None)  # type: ignore[union-attr]

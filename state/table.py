@@ -59,17 +59,19 @@ class StateTable:
 
     def get_many_encoded(self, encoded: list[bytes]) -> list[object | None]:
         buffer = self._buffer
-        misses = sorted({kb for kb in encoded if kb not in buffer})
+        misses = sorted({kb for kb in encoded if kb not in buffer} if buffer else set(encoded))
         stored: dict[bytes, bytes] = {}
         if misses:
             cursor = self._backend.read_txn().cursor(db=self._db)
             stored = dict(cursor.getmulti(misses))
+        decode, found = self._decode, stored.get
+        if not buffer:
+            return [None if (data := found(kb)) is None else decode(data) for kb in encoded]
         out: list[object | None] = []
-        decode = self._decode
         for kb in encoded:
             value = buffer.get(kb, _MISSING)
             if value is _MISSING:
-                data = stored.get(kb)
+                data = found(kb)
                 out.append(None if data is None else decode(data))
             else:
                 out.append(None if value is DELETED else value)

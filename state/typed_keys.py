@@ -73,3 +73,31 @@ def key_encoder(types: Sequence[DataType | None]) -> Callable[[tuple], bytes]:
         first, second = parts
         return lambda key: first(key[0]) + second(key[1])
     return lambda key: b"".join([encode(v) for encode, v in zip(parts, key, strict=True)])
+
+
+class KeyCache:
+    """An encoder with a memory of the keys it encoded lately, for the keys of one table
+    (its columns have fixed types, so keys equal as tuples never differ in type): a hot
+    key is encoded once, not once per batch. Bounded by ``limit`` keys, then it starts over.
+    """
+
+    __slots__ = ("encode", "known", "limit")
+
+    def __init__(self, encode: Callable[[tuple], bytes], limit: int = 100_000) -> None:
+        self.encode = encode
+        self.known: dict[tuple, bytes] = {}
+        self.limit = limit
+
+    def encode_many(self, keys: list[tuple]) -> list[bytes]:
+        """The bytes of each key of ``keys``, in order."""
+        known = self.known
+        if len(known) + len(keys) > self.limit:
+            known.clear()
+        get, encode = known.get, self.encode
+        out = []
+        for key in keys:
+            kb = get(key)
+            if kb is None:
+                kb = known[key] = encode(key)
+            out.append(kb)
+        return out

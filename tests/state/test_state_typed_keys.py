@@ -42,3 +42,14 @@ def test_no_types_and_wide_keys() -> None:
     assert key_encoder([])(()) == encode_key(()) == b""
     wide = [parse_type("INT")] * 3 + [None]
     assert key_encoder(wide)((1, -2, 2**64, "z")) == encode_key((1, -2, 2**64, "z"))
+
+
+def test_key_cache_gives_the_encoders_bytes_and_stays_bounded() -> None:
+    from deltaflow.state.typed_keys import KeyCache
+
+    encode = key_encoder(INT_KEY)
+    cache = KeyCache(encode, limit=4)
+    keys = [(1, 2), (3, -4), (1, 2), (2**70, None)]
+    assert cache.encode_many(keys) == [encode_key(k) for k in keys]
+    assert cache.encode_many([(5, 6), (7, 8)]) == [encode_key((5, 6)), encode_key((7, 8))]
+    assert len(cache.known) <= 4  # full: it started over
