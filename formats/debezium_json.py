@@ -69,6 +69,7 @@ _REPLICA_HINT = (
 )
 _PLAN_CACHE = 64
 _NULL = msgspec.Raw(b"null")
+_LOOSEN_AT = 16  # messages of one batch on the checked path (and 1 in 8) to go loose
 _NO_SCHEMA = object()  # no schema seen yet: never equal to a message's schema
 
 
@@ -120,8 +121,23 @@ class DebeziumJsonDecoder:
         missing image, another op) goes through ``_one``, which reads the message
         again on the checked path and raises or applies the bad-input policy.
         """
-        one = self._one
-        self._plain.run(raw.values, kinds, rows, lambda i, value: one(raw, i, value, kinds, rows))
+        one, slow = self._one, [0]
+
+        def checked(i: int, value: Any) -> None:
+            slow[0] += 1
+            one(raw, i, value, kinds, rows)
+
+        self._plain.run(raw.values, kinds, rows, checked)
+        if slow[0] >= _LOOSEN_AT and slow[0] * 8 >= len(raw.values) and not self._meta:
+            self._loosen()
+
+    def _loosen(self) -> None:
+        """Messages keep failing the typed decode (values needing Flink's coercions):
+        read the rest through the converters alone. The results are the same; only
+        the speed differs. (Not with metadata columns, whose loose reading of the
+        "source" block can differ in its float values.)"""
+        skip = self.policy == "skip"
+        self._plain = Plan(self._columns, {}, [], skip, self._demanded, loose=True)
 
     def _decode_wrapped(self, raw: RawBatch, kinds: list[int], rows: list[tuple]) -> None:
         """``schema-include``: consecutive messages with the same schema go through that

@@ -82,7 +82,13 @@ def _has_decimal(dtype: DataType) -> bool:
 
 
 class Plan:
-    """Decoders and converters for the row images of one schema."""
+    """Decoders and converters for the row images of one schema.
+
+    ``loose``: no column is typed for msgspec; each goes through its converter, on
+    values decoded as the checked path decodes them. For data whose values need
+    Flink's coercions in every message (numbers in strings, ...), where the typed
+    decode would fail each time.
+    """
 
     def __init__(
         self,
@@ -92,6 +98,7 @@ class Plan:
         null_bad_fields: bool,
         demanded: frozenset[str] | None = None,
         meta: Sequence[Any] = (),
+        loose: bool = False,
     ) -> None:
         self.columns = columns
         self.null_bad_fields = null_bad_fields
@@ -105,7 +112,7 @@ class Plan:
         for i, (name, dtype) in enumerate(columns):
             if i in self.skipped:
                 continue  # not in the struct: msgspec skips the field without building it
-            typed = None if name in logical else _fast_type(dtype)
+            typed = None if loose or name in logical else _fast_type(dtype)
             if typed is None or dtype.root == DECIMAL:
                 posts[i] = self.convs[i]
             if typed is not None and dtype.root == DECIMAL:
@@ -128,8 +135,9 @@ class Plan:
         loose = [("before", Any, None), ("after", Any, None), ("op", Any, None), *extra]
         slow = msgspec.defstruct("CheckedEnvelope", loose)
         exact = any(_has_decimal(t) for _, t in columns)
-        self.fast = msgspec.json.Decoder(fast)
-        self.slow = msgspec.json.Decoder(slow, float_hook=Decimal if exact else None)
+        hook = Decimal if exact else None
+        self.fast = msgspec.json.Decoder(fast, float_hook=hook if loose else None)
+        self.slow = msgspec.json.Decoder(slow, float_hook=hook)
         code = RowCode(len(columns), posts, self.skipped, decimals)
         self.read = code.compile_reader()
         self.run = code.compile_batch(self.fast.decode, meta, (Bad,))

@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, RawBatch
 from deltaflow.formats.debezium_json import DebeziumJsonDecoder
 from deltaflow.formats.debezium_plan import Bad
+from deltaflow.formats.errors import FormatError
 from deltaflow.formats.spec import FormatSpec
 from deltaflow.formats.types import parse_type
 
@@ -43,7 +45,7 @@ values = {
         | st.sampled_from(DECIMAL_TEXT)
         | st.sampled_from([0, -0.0, 0.005, 1e20, 12, None, True, {"scale": 2, "value": "AQ=="}])
     ),
-    "name": st.text(max_size=4) | st.sampled_from([12, 1.5, True, None, [1], {"a": 1}]),
+    "name": st.text(max_size=4) | st.sampled_from([12, 1.5, 1e-7, True, None, [1], {"a": 1}]),
     "flag": st.booleans() | st.sampled_from([0, 1, "TRUE", "no", None]),
     "ratio": st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(["1.5", 3, None]),
     "at": st.sampled_from(["2020-05-13 09:32:10.123", "2020-05-13T09:32:10Z", 1589362330123, None, "x"]),
@@ -79,9 +81,11 @@ def _reference(decoder: DebeziumJsonDecoder, value: bytes) -> list[tuple[int, tu
     return None
 
 
-def _compare(messages: list[bytes], demanded: frozenset[str] | None) -> None:
+def _compare(messages: list[bytes], demanded: frozenset[str] | None, loose: bool = False) -> None:
     spec = FormatSpec(COLUMNS, on_error="dead-letter", demanded=demanded)
     fast = DebeziumJsonDecoder(spec)
+    if loose:
+        fast._loosen()
     batch = fast.decode(RawBatch("t", 0, list(range(len(messages))), messages))
     reference = DebeziumJsonDecoder(spec)
     kinds, rows, refused = [], [], []
@@ -110,6 +114,42 @@ def test_fast_path_equals_checked_path(envelopes: list[dict]) -> None:
 @given(st.lists(envelopes, min_size=1, max_size=6))
 def test_fast_path_equals_checked_path_on_demanded_columns(envelopes: list[dict]) -> None:
     _compare([_encode(e) for e in envelopes], frozenset({"id", "amount", "name"}))
+
+
+@fast_path
+@given(st.lists(envelopes, min_size=1, max_size=6))
+def test_loose_plan_equals_checked_path(envelopes: list[dict]) -> None:
+    _compare([_encode(e) for e in envelopes], None, loose=True)
+
+
+def test_loose_plan_reads_numbers_as_the_checked_path_does() -> None:
+    # exact decimals (Flink reads JSON floats as BigDecimal): a number for a STRING
+    # column keeps its decimal text, a 20-digit DECIMAL keeps its digits
+    after = b'{"name": 1e-07, "amount": 1234.565, "ratio": 0.1, "id": 7.9}'
+    message = b'{"op": "c", "after": %s}' % after
+    _compare([message], None, loose=True)
+    decoder = DebeziumJsonDecoder(FormatSpec(COLUMNS))
+    decoder._loosen()
+    row = decoder.decode(RawBatch("t", 0, [0], [message])).rows[0]
+    assert row[:4] == (7, None, Decimal("1234.57"), "1E-7") and row[5] == 0.1
+
+
+def test_data_needing_coercions_in_every_message_switches_to_the_loose_plan() -> None:
+    # Flink's JSON converters read "42" for a BIGINT column as 42; such messages fail
+    # the typed decode, so after a batch of them the decoder reads through converters
+    def message(n: int) -> bytes:
+        return _encode({"op": "c", "after": {"id": str(n), "amount": n + 0.5, "name": "x"}})
+
+    decoder = DebeziumJsonDecoder(FormatSpec(COLUMNS))
+    typed = decoder._plain
+    first = decoder.decode(RawBatch("t", 0, list(range(64)), [message(n) for n in range(64)]))
+    assert decoder._plain is not typed  # switched
+    second = decoder.decode(RawBatch("t", 0, [64], [message(64)]))
+    expected = [(n, None, Decimal(f"{n}.50"), "x", None, None, None) for n in range(65)]
+    assert first.rows + second.rows == expected
+    assert first.kinds + second.kinds == [INSERT] * 65
+    with pytest.raises(FormatError, match="offset 65: .*REPLICA IDENTITY"):
+        decoder.decode(RawBatch("t", 0, [65], [b'{"op": "d"}']))
 
 
 def test_decimal_rounding_cases() -> None:
