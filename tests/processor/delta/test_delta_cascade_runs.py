@@ -314,3 +314,23 @@ def test_filtered_sources_in_a_cascade(j2, ops, size):
     c = [r for r in t["c"] if r[2] is not None and r[2] < 2]
     ab = join(t["a"], b, "INNER", lambda x, y: eq(x[1], y[1]), 3, 3)
     assert final(delta) == Counter(join(ab, c, j2, lambda x, y: eq(x[5], y[1]), 6, 3))
+
+
+@pytest.mark.parametrize("j2", ["INNER", "FULL"])
+@settings(max_examples=20, deadline=None)
+@given(ops=st.lists(op_st, min_size=1, max_size=40), size=st.integers(1, 5))
+def test_a_lower_outer_join_with_a_condition_looked_up_by_its_preserved_side(j2, ops, size):
+    """c's changes look up a LEFT JOIN b (with a non-equi condition) by a's column: a's rows
+    that no b row satisfies come back null-padded from the lookup, as the regular join's
+    state holds them."""
+    query = f"SELECT * FROM a LEFT JOIN b ON a.k = b.k AND a.v <= b.w {j2} JOIN c ON a.v = c.w"
+    sql = TABLES + SINK.format(cols=ALL_COLS) + f"INSERT INTO out_t {query};"
+    steps = history(ops, size, 3)
+    delta = compare(sql, steps)
+    t = tables_at_end(steps)
+
+    def on(x, y):
+        return eq(x[1], y[1]) and x[2] is not None and y[2] is not None and x[2] <= y[2]
+
+    ab = join(t["a"], t["b"], "LEFT", on, 3, 3)
+    assert final(delta) == Counter(join(ab, t["c"], j2, lambda x, y: eq(x[2], y[1]), 6, 3))
