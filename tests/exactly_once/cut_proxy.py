@@ -7,7 +7,9 @@ open connection, as a broker that went away; ``restore()`` listens again.
 request with API key ``first`` has passed, the next request with a key in ``then``
 is dropped and the proxy cut, so the broker goes away between two steps of a
 client's operation (e.g. ``send_offsets_to_transaction``'s AddOffsetsToTxn and its
-FindCoordinator or TxnOffsetCommit).
+FindCoordinator or TxnOffsetCommit). ``cut_after(api_key)`` lets the next request
+with that key (a Produce: a transactional one) reach the broker, drops the broker's answer and cuts: the broker did
+the work (an EndTxn: the transaction is committed) but the client never heard.
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ import threading
 
 from deltaflow.connectors.broker import broker_binary, free_port
 
+PRODUCE = 0
 FIND_COORDINATOR = 10
+ADD_PARTITIONS_TO_TXN = 24
 ADD_OFFSETS_TO_TXN = 25
+END_TXN = 26
 TXN_OFFSET_COMMIT = 28
 
 
@@ -33,6 +38,7 @@ class CutProxy:
         self.writers: set[asyncio.StreamWriter] = set()
         self.trip_key: int | None = None
         self.trip_then: tuple[int, ...] = ()
+        self.trip_after: int | None = None
         self.tripped = threading.Event()  # set when cut_after's cut happened
         self._armed = False
         threading.Thread(target=self.loop.run_forever, daemon=True, name="cut-proxy").start()
@@ -50,6 +56,11 @@ class CutProxy:
         """Cut between the next requests ``first`` and one of ``then`` (module docstring)."""
         self.tripped.clear()
         self._armed, self.trip_key, self.trip_then = False, first, then
+
+    def cut_after(self, api_key: int) -> None:
+        """Cut once the next request ``api_key`` reached the broker, its answer dropped."""
+        self.tripped.clear()
+        self.trip_after = api_key
 
     def close(self) -> None:
         self.cut()
@@ -73,18 +84,26 @@ class CutProxy:
             writer.close()
             return
         self.writers.update((writer, up_writer))
-        await asyncio.gather(self._requests(reader, up_writer), self._pipe(up_reader, writer))
+        muted: list[bool] = []  # the broker's answers on this connection are dropped
+        await asyncio.gather(
+            self._requests(reader, up_writer, muted), self._pipe(up_reader, writer, muted)
+        )
 
-    async def _requests(self, reader, writer) -> None:
+    async def _requests(self, reader, writer, muted: list[bool]) -> None:
         """Client to broker, one request frame (int32 size, int16 API key, ...) at a time."""
         try:
             while True:
                 head = await reader.readexactly(4)
                 body = await reader.readexactly(struct.unpack(">i", head)[0])
-                if self._trips(struct.unpack(">h", body[:2])[0]):
+                key = struct.unpack(">h", body[:2])[0]
+                if self._trips(key):
                     await self._cut()
                     self.tripped.set()
                     return
+                if key == self.trip_after and (key != PRODUCE or _transactional(body)):
+                    self.trip_after = None
+                    muted.append(True)
+                    self.loop.call_later(0.3, self._cut_later)
                 writer.write(head + body)
                 await writer.drain()
         except (OSError, asyncio.IncompleteReadError, asyncio.CancelledError):
@@ -104,9 +123,18 @@ class CutProxy:
             return True
         return False
 
-    async def _pipe(self, reader, writer) -> None:
+    def _cut_later(self) -> None:
+        async def cut() -> None:
+            await self._cut()
+            self.tripped.set()
+
+        asyncio.ensure_future(cut())
+
+    async def _pipe(self, reader, writer, muted: list[bool] | None = None) -> None:
         try:
             while data := await reader.read(65536):
+                if muted:
+                    continue
                 writer.write(data)
                 await writer.drain()
         except (OSError, asyncio.CancelledError):
@@ -114,6 +142,16 @@ class CutProxy:
         finally:
             writer.close()
             self.writers.discard(writer)
+
+
+def _transactional(body: bytes) -> bool:
+    """Whether a Produce request carries a transactional id (the job's producer, not a
+    test's): request header v1/v2, then the nullable transactional_id string."""
+    version = struct.unpack(">h", body[2:4])[0]
+    pos = 8 + 2 + max(0, struct.unpack(">h", body[8:10])[0])  # past the client id
+    if version >= 9:  # flexible: empty tagged fields, then a compact string (0 = null)
+        return body[pos + 1] != 0
+    return struct.unpack(">h", body[pos : pos + 2])[0] >= 0
 
 
 def broker_behind_proxy() -> tuple[subprocess.Popen, CutProxy]:

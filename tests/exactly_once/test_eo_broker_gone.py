@@ -5,7 +5,9 @@ The proxy in front of the broker is cut between the two requests of
 TxnOffsetCommit): librdkafka then blocks in that call past its timeout for as long
 as the broker stays away (librdkafka issue #5456). The job must still stop after
 'deltaflow.broker.timeout', or within seconds of a SIGTERM, with exit status 2, and
-a restart once the broker is back must give every change exactly once.
+a restart once the broker is back must give every change exactly once. A broker
+that comes back after such a cut (or after one that lost the answer to the commit's
+EndTxn) finds the same job going on, with every change exactly once.
 """
 
 from __future__ import annotations
@@ -14,9 +16,17 @@ import json
 import signal
 import time
 
+import pytest
 from committed_log import committed_records
 from confluent_kafka import Producer
-from cut_proxy import ADD_OFFSETS_TO_TXN, FIND_COORDINATOR, TXN_OFFSET_COMMIT
+from cut_proxy import (
+    ADD_OFFSETS_TO_TXN,
+    ADD_PARTITIONS_TO_TXN,
+    END_TXN,
+    FIND_COORDINATOR,
+    PRODUCE,
+    TXN_OFFSET_COMMIT,
+)
 from job_process import stderr_of
 
 JOB = """
@@ -64,15 +74,19 @@ def wait_for(bootstrap: str, expected: dict, timeout: float = 60) -> dict:
     return got
 
 
-def gone_mid_commit(jobs, tmp_path, bootstrap, proxy, timeout: str):
+def gone_mid_commit(jobs, tmp_path, bootstrap, proxy, timeout: str, answer_lost: int | None = None):
     """Starts the job, lets it commit 30 orders, then cuts the broker inside the commit
-    of the next 30; returns the job process once the cut has happened."""
+    of the next 30 (or once a request ``answer_lost`` of their epoch reached the broker,
+    its answer lost); returns the job process once the cut has happened."""
     job = tmp_path / "gone.sql"
     job.write_text(JOB.format(bootstrap=bootstrap, timeout=timeout))
     proc = jobs.start(job, tmp_path / "state")
     produce(bootstrap, 0, 30)
     assert wait_for(bootstrap, {0: 10, 1: 10, 2: 10}) == {0: 10, 1: 10, 2: 10}, stderr_of(proc)
-    proxy.cut_between(ADD_OFFSETS_TO_TXN, (FIND_COORDINATOR, TXN_OFFSET_COMMIT))
+    if answer_lost is not None:
+        proxy.cut_after(answer_lost)
+    else:
+        proxy.cut_between(ADD_OFFSETS_TO_TXN, (FIND_COORDINATOR, TXN_OFFSET_COMMIT))
     produce(bootstrap, 30, 30)
     assert proxy.tripped.wait(30), stderr_of(proc)
     return proc, job
@@ -120,3 +134,26 @@ def test_sigterm_while_the_brokers_are_gone_stops_the_job_within_seconds(proxied
     assert len(ours) == 1 and "asked to stop" in ours[0], ours
     assert "Traceback" not in stderr
     restart_gives_exactly_once(jobs, tmp_path, bootstrap, proxy, job)
+
+
+@pytest.mark.parametrize(
+    "answer_lost",
+    [None, PRODUCE, ADD_PARTITIONS_TO_TXN, TXN_OFFSET_COMMIT, END_TXN],
+    ids=["marker", "produce", "add-partitions", "txn-offset-commit", "end-txn"],
+)
+def test_a_broker_back_after_a_cut_inside_a_commit_finds_the_job_going_on(
+    proxied, tmp_path, jobs, answer_lost
+):
+    """The cut comes between the marker's two requests, or once the broker did a request
+    of the epoch (wrote the records, added the partition, stored the marker, committed)
+    without the job hearing of it; the job retries and must not write anything twice."""
+    bootstrap, proxy = proxied
+    proc, _ = gone_mid_commit(jobs, tmp_path, bootstrap, proxy, "120 s", answer_lost)
+    time.sleep(8)
+    assert proc.poll() is None, stderr_of(proc)[-3000:]
+    proxy.restore()
+    produce(bootstrap, 60, 30)
+    expected = {0: 30, 1: 30, 2: 30}
+    assert wait_for(bootstrap, expected) == expected, stderr_of(proc)[-3000:]
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 0, stderr_of(proc)[-3000:]
