@@ -65,7 +65,7 @@ class DeltaAggOperator(Operator):
             aggs.accumulate(acc, row)
         group = None
         if order is not None:
-            group = order.open(before)
+            group = order.open(key, before)
             order.fill(group, acc)
         prev = key + aggs.values(acc) if acc[0] > 0 else None
         for i in positions:

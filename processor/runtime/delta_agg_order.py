@@ -6,13 +6,14 @@ retraction removes the *earliest* copy of the retracted value, whichever row it 
 So after rows 1=a, 2=w, 3=a and a delete of row 3, Flink's list is ``w,a`` (row 1's slot
 went), not ``a,w`` (the rows still there, in any order).
 
-The mirror holds rows, not that list, so this module keeps, per source row (by the source's
-primary key), one arrival number per order-dependent call: the slot the row's value holds in
-Flink's list. A group is rebuilt from its rows' numbers (sorted), the batch's changes are
-folded in as Flink folds them (append with a new number; remove the earliest equal value),
-and the numbers left are handed back to the rows holding those values. Rows whose number is
-unchanged are not rewritten, so the state written per batch is about the rows it changed.
-The numbers come from one counter per operator, advanced by the batch's length.
+The mirror holds rows, not that list, so this module keeps, per source row, one arrival
+number per order-dependent call: the slot the row's value holds in Flink's list. They are
+stored per group (one state value: primary key -> numbers), read once per changed group, as
+the group's rows are. A group is rebuilt from its rows' numbers (sorted), the batch's
+changes are folded in as Flink folds them (append with a new number; remove the earliest
+equal value), and the numbers left are handed back to the rows holding those values (a row
+keeps its own where it can); the group's value is rewritten only if a number changed. The
+numbers come from one counter per operator, advanced by the batch's length.
 """
 
 from __future__ import annotations
@@ -37,10 +38,11 @@ class _Group:
     """One group while a batch is folded: its rows by primary key and each call's slots,
     ``(arrival number, value)`` in arrival order."""
 
-    __slots__ = ("before", "counts", "live", "slots")
+    __slots__ = ("counts", "key", "live", "slots", "stored")
 
-    def __init__(self, before: list, live: dict, slots: list, counts: list) -> None:
-        self.before, self.live, self.slots, self.counts = before, live, slots, counts
+    def __init__(self, key: tuple, stored: dict, live: dict, slots: list, counts: list) -> None:
+        self.key, self.stored, self.live = key, stored, live
+        self.slots, self.counts = slots, counts
 
 
 class ArrivalOrder:
@@ -57,9 +59,8 @@ class ArrivalOrder:
         self.distinct = [c.distinct for _, c in self.calls]
         self.numbers = backend.table(f"{node.node_id}:DeltaAggregate:arrival")
         self.counter = backend.table(f"{node.node_id}:DeltaAggregate:next")
-        self.stored: dict[tuple, list | None] = {}
-        self.puts: dict[tuple, list] = {}
-        self.gone: set[tuple] = set()
+        self.stored: dict[tuple, dict | None] = {}  # group key -> {primary key: numbers}
+        self.puts: dict[tuple, dict] = {}
         self.base = 0
 
     def changes(self, reader: SourceReader, batch: Batch) -> tuple[list[int], list[tuple]]:
@@ -79,26 +80,26 @@ class ArrivalOrder:
             group = wanted.get(key_of(row))
             if group is not None:
                 group.append(row)
-        pks = [self.pk_of(r) for r in rows]
-        self.stored = dict(zip(pks, self.numbers.get_many(pks), strict=True))
-        self.puts, self.gone = {}, set()
+        self.stored = dict(zip(keys, self.numbers.get_many(keys), strict=True))
+        self.puts = {}
         self.base = self.counter.get(_COUNTER) or 0
         return wanted
 
-    def open(self, rows: list[tuple]) -> _Group:
+    def open(self, key: tuple, rows: list[tuple]) -> _Group:
         """A group as it was before the batch: each call's values sorted by arrival."""
         live = {self.pk_of(r): r for r in rows}
+        stored = self.stored.get(key) or {}
         slots, counts = [], []
         for j in range(len(self.args)):
-            found, count = self._slots(j, live)
+            found, count = self._slots(j, live, stored)
             slots.append(found)
             counts.append(count)
-        return _Group(list(live), live, slots, counts)
+        return _Group(key, stored, live, slots, counts)
 
-    def _slots(self, j: int, live: dict) -> tuple[list, dict]:
+    def _slots(self, j: int, live: dict, stored: dict) -> tuple[list, dict]:
         """Call ``j``'s (number, value) slots sorted, and for DISTINCT the count per value
         (one slot per value, its number carried by one of the rows holding it)."""
-        (arg, flt), distinct, stored = self.args[j], self.distinct[j], self.stored
+        (arg, flt), distinct = self.args[j], self.distinct[j]
         found: list[tuple[int, object]] = []
         count: dict[object, int] = {}
         for pk, row in live.items():
@@ -159,27 +160,23 @@ class ArrivalOrder:
             by_value: dict[object, list[int]] = {}
             for number, v in slots:
                 by_value.setdefault(v, []).append(number)
-            self._hand_out(j, group.live, by_value, numbers)
-        stored = self.stored
-        for pk, new in numbers.items():
-            if all(n is None for n in new):  # no value in any list: no entry
-                if stored.get(pk) is not None:
-                    self.gone.add(pk)
-            elif stored.get(pk) != new:
-                self.puts[pk] = new
-        self.gone.update(pk for pk in group.before if pk not in group.live)
+            self._hand_out(j, group, by_value, numbers)
+        kept = {pk: n for pk, n in numbers.items() if any(x is not None for x in n)}
+        if kept != group.stored:
+            self.puts[group.key] = kept
 
-    def _hand_out(self, j: int, live: dict, by_value: dict, numbers: dict) -> None:
+    def _hand_out(self, j: int, group: _Group, by_value: dict, numbers: dict) -> None:
         """Rows keep their own number where it is still held by their value; the other rows of
         a value take that value's remaining numbers (which row holds which does not matter:
         Flink's list has values, not rows)."""
         arg, flt = self.args[j]
+        live, stored = group.live, group.stored
         waiting = []
         for pk, row in live.items():
             if flt is not None and row[flt] is not True:
                 continue
             held = by_value.get(row[arg])
-            old = self.stored.get(pk)
+            old = stored.get(pk)
             mine = None if old is None else old[j]
             if held is not None and mine is not None and mine in held:
                 held.remove(mine)
@@ -192,11 +189,12 @@ class ArrivalOrder:
                 numbers[pk][j] = held.pop(0)
 
     def finish(self, n_changes: int) -> None:
-        """Writes the numbers that changed and advances the counter past the batch."""
-        for pk in self.gone.difference(self.puts):
-            self.numbers.delete(pk)
-        for pk, new in self.puts.items():
-            self.numbers.put(pk, new)
+        """Writes the groups whose numbers changed and advances the counter past the batch."""
+        for key, kept in self.puts.items():
+            if kept:
+                self.numbers.put(key, kept)
+            else:
+                self.numbers.delete(key)
         self.counter.put(_COUNTER, self.base + n_changes)
 
 
