@@ -18,16 +18,18 @@ existed (``mark_complete`` / ``is_complete``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 
 from deltaflow.formats.changelog import RowKind
 from deltaflow.formats.types import DataType
 from deltaflow.state.backend import StateBackend
 from deltaflow.state.keys import EMPTY
-from deltaflow.state.typed_keys import key_encoder
+from deltaflow.state.typed_keys import key_encoder, value_encoder
 from deltaflow.state.values import TypedValues
 
 COMPLETE_TABLE = "keyset.complete"
 _ADDS = (RowKind.INSERT, RowKind.UPDATE_AFTER)
+_FIRST = itemgetter(0)
 
 
 class KeySet:
@@ -37,8 +39,7 @@ class KeySet:
         self.name = name
         self.table = backend.table(f"keyset.{name}", TypedValues(bool))
         self._complete = backend.table(COMPLETE_TABLE, TypedValues(bool))
-        encode = key_encoder(list(types))
-        self.encode = lambda key: encode(key) or EMPTY
+        self.encode_many = _encoder(list(types))
 
     def is_complete(self) -> bool:
         return bool(self._complete.get((self.name,)))
@@ -53,29 +54,38 @@ class KeySet:
         A -U and the +U right after it come from one record (an update); with ``drop``
         such a record is dropped whole when its -U is refused: its +U does not make the
         key live either."""
-        encoded: dict[tuple, bytes] = {}
-        encode = self.encode
-        kbs = [encoded[k] if k in encoded else encoded.setdefault(k, encode(k)) for k in keys]
-        distinct = list(encoded.values())
-        stored = self.table.get_many_encoded(distinct)
-        before = {kb: v is not None for kb, v in zip(distinct, stored, strict=True)}
+        distinct = list(dict.fromkeys(keys))
+        encoded = self.encode_many(distinct)
+        stored = self.table.get_many_encoded(encoded)
+        before = {k: v is not None for k, v in zip(distinct, stored, strict=True)}
         live = dict(before)
         bad: list[int] = []
         refused = -2  # the row of the last refused retraction
-        for i, (kind, kb) in enumerate(zip(kinds, kbs, strict=True)):
+        for i, (kind, key) in enumerate(zip(kinds, keys, strict=True)):
             if kind in _ADDS:
                 if not (drop and refused == i - 1 and kind == RowKind.UPDATE_AFTER):
-                    live[kb] = True
-            elif live[kb]:
-                live[kb] = False
+                    live[key] = True
+            elif live[key]:
+                live[key] = False
             else:
                 bad.append(i)
                 refused = i if kind == RowKind.UPDATE_BEFORE else -2
         table = self.table
-        for kb, now in live.items():
-            if now != before[kb]:
+        for kb, key in zip(encoded, distinct, strict=True):
+            now = live[key]
+            if now != before[key]:
                 if now:
                     table.put_encoded(kb, True)
                 else:
                     table.delete_encoded(kb)
         return bad
+
+
+def _encoder(types: list[DataType]):
+    """Distinct key tuples -> their LMDB keys (never empty: LMDB refuses an empty key);
+    a one-column key skips the tuple layer (the bytes are the same)."""
+    if len(types) == 1:
+        column = value_encoder(types[0])
+        return lambda keys: list(map(column, map(_FIRST, keys)))
+    encode = key_encoder(types)
+    return lambda keys: [encode(k) or EMPTY for k in keys]

@@ -13,7 +13,9 @@ INT = [parse_type("INT")]
 
 
 def live(keys: KeySet, *ids: int) -> list[bool]:
-    return [v is not None for v in keys.table.get_many_encoded([keys.encode((i,)) for i in ids])]
+    return [
+        v is not None for v in keys.table.get_many_encoded(keys.encode_many([(i,) for i in ids]))
+    ]
 
 
 def test_retractions_of_keys_never_inserted_name_their_records(tmp_path):
@@ -67,4 +69,4 @@ def test_composite_keys_and_a_new_set_is_not_complete(tmp_path):
         keys = KeySet(backend, "items", [parse_type("INT"), parse_type("STRING")])
         assert not keys.is_complete()
         assert keys.apply([INS, D], [(1, "a"), (1, "b")], drop=True) == [1]
-        assert keys.table.get_many_encoded([keys.encode((1, "a"))]) == [True]
+        assert keys.table.get_many_encoded(keys.encode_many([(1, "a")])) == [True]
