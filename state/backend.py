@@ -222,6 +222,8 @@ class StateBackend:
         """Drop every buffered, uncommitted write."""
         for table in self._tables.values():
             table.clear()
+        for mirror in self._mirrors.values():
+            mirror.forget()
 
     # -- metadata -------------------------------------------------------------
 
