@@ -222,8 +222,6 @@ class StateBackend:
         """Drop every buffered, uncommitted write."""
         for table in self._tables.values():
             table.clear()
-        for mirror in self._mirrors.values():
-            mirror.forget()
 
     # -- metadata -------------------------------------------------------------
 

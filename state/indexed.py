@@ -22,10 +22,6 @@ store no value bytes.
 Lookups take a batch of index keys: on the full primary key one sorted
 ``getmulti``; otherwise one cursor visits the sorted prefixes and the rows of
 every primary key found are read in one more sorted pass.
-
-The rows of recently read or written keys stay decoded in memory (at most
-``CACHED_ROWS``, then it starts over), so a hot key is neither read nor decoded
-again; the backend drops them with its buffered writes (``discard``, ``roll_back``).
 """
 
 from __future__ import annotations
@@ -45,7 +41,6 @@ if TYPE_CHECKING:
     from deltaflow.state.backend import StateBackend
 
 INDEX_SEPARATOR = "#"
-CACHED_ROWS = 100_000
 
 
 def key_getter(columns: list[int]) -> Callable[[tuple], tuple]:
@@ -97,7 +92,6 @@ class IndexedTable:
         self._types = None if types is None else list(types)
         self._encode_pk = _encoder(self.key_columns, self._types)
         self._rows = backend.table(name, values)  # type: ignore[arg-type]
-        self._cache: dict[bytes, tuple | None] = {}  # row key -> row (None: absent)
         self._indexes: dict[str, _Index] = {}
         for index_name, columns in indexes.items():
             self.build_index(index_name, columns)
@@ -125,7 +119,7 @@ class IndexedTable:
         pks = list(map(self._pk, rows))
         distinct = list(dict.fromkeys(pks))
         encoded = list(map(self._encode_pk, distinct))
-        before = dict(zip(distinct, self._read(encoded), strict=True))
+        before = dict(zip(distinct, self._rows.get_many_encoded(encoded), strict=True))
         after = dict(before)
         contradictions = []
         adds = ADDS
@@ -137,13 +131,11 @@ class IndexedTable:
             else:
                 after[pks[position]] = None
         put, delete = self._rows.put_encoded, self._rows.delete_encoded
-        cache = self._cache
         changed = []
         for kb, (pk, new) in zip(encoded, after.items(), strict=True):
             old = before[pk]
             if new is not old:
                 changed.append((kb, old, new))
-                cache[kb] = new
                 if new is None:
                     delete(kb)
                 else:
@@ -204,7 +196,7 @@ class IndexedTable:
         distinct = list(dict.fromkeys(keys))
         encoded = spec.cache.encode_many(distinct)
         if spec.unique:
-            found = [[] if r is None else [r] for r in self._read(encoded)]
+            found = [[] if r is None else [r] for r in self._rows.get_many_encoded(encoded)]
         else:
             found = self._scan(spec, sorted(set(encoded)), encoded)
         if len(distinct) == len(keys):
@@ -225,23 +217,8 @@ class IndexedTable:
             p: [kb[len(p) :] for kb in found] for p, found in zip(prefixes, scanned, strict=True)
         }
         pks = sorted({pk for found in cuts.values() for pk in found})
-        rows = dict(zip(pks, self._read(pks), strict=True)) if pks else {}
+        rows = dict(zip(pks, self._rows.get_many_encoded(pks), strict=True)) if pks else {}
         return [[rows[pk] for pk in cuts[p]] for p in encoded]
-
-    def _read(self, encoded: list[bytes]) -> list[tuple | None]:
-        """The rows under the row keys ``encoded`` (None: absent), from memory when known."""
-        cache = self._cache
-        missing = [kb for kb in encoded if kb not in cache]
-        if missing:
-            if len(cache) + len(missing) > CACHED_ROWS:
-                cache.clear()
-                missing = encoded
-            cache.update(zip(missing, self._rows.get_many_encoded(missing), strict=True))
-        return [cache[kb] for kb in encoded]
-
-    def forget(self) -> None:
-        """Drops the rows kept in memory (the buffered writes they may hold are gone)."""
-        self._cache.clear()
 
     def count(self) -> int:
         """The number of rows."""

@@ -216,19 +216,3 @@ def test_scan_many_merges_buffer_in_key_order(backend) -> None:
         [(2, "a")],
         [],
     ]
-
-
-def test_rows_kept_in_memory_are_dropped_with_discarded_writes(tmp_path) -> None:
-    with StateBackend(tmp_path / "s") as b:
-        table = b.indexed("orders", [0], {"by_customer": [1], "pk": [0]})
-        table.apply([INSERT, INSERT], [(1, "a", "x", 1), (2, "b", "x", 2)])
-        b.commit()
-        assert table.lookup("pk", [(1,)]) == [[(1, "a", "x", 1)]]  # read: now in memory
-        table.apply([UPDATE_BEFORE, UPDATE_AFTER], [(1, "a", "x", 1), (1, "c", "y", 9)])
-        table.apply([DELETE], [(2, "b", "x", 2)])
-        assert table.lookup("pk", [(1,), (2,)]) == [[(1, "c", "y", 9)], []]
-        b.discard()  # the batch's writes are dropped: the committed rows again
-        assert table.lookup("pk", [(1,), (2,)]) == [[(1, "a", "x", 1)], [(2, "b", "x", 2)]]
-        assert table.lookup("by_customer", [("a",), ("c",)]) == [[(1, "a", "x", 1)], []]
-        before, bad = table.apply_changes([DELETE], [(1, "a", "x", 1)])
-        assert before == {(1,): (1, "a", "x", 1)} and bad == []
