@@ -70,6 +70,7 @@ _REPLICA_HINT = (
 _PLAN_CACHE = 64
 _NULL = msgspec.Raw(b"null")
 _LOOSEN_AT = 16  # messages of one batch on the checked path (and 1 in 8) to go loose
+_LOOSE_BATCHES = 64  # batches read loose before the typed decode is tried again
 _NO_SCHEMA = object()  # no schema seen yet: never equal to a message's schema
 
 
@@ -101,7 +102,9 @@ class DebeziumJsonDecoder:
         self._meta_keys = keys
         self._wants_schema = "schema" in keys
         self._demanded = spec.demanded
-        self._plain = self._plan({})
+        self._plain = self._typed = self._plan({})
+        self._loose: Plan | None = None  # built when the data asks for it (_loosen)
+        self._loose_left = 0
         self._plans: dict[bytes, Plan] = {}
         self._outer = outer_decoder() if self._include else None
 
@@ -128,16 +131,22 @@ class DebeziumJsonDecoder:
             one(raw, i, value, kinds, rows)
 
         self._plain.run(raw.values, kinds, rows, checked)
-        if slow[0] >= _LOOSEN_AT and slow[0] * 8 >= len(raw.values) and not self._meta:
+        if self._plain is not self._typed:
+            self._loose_left -= 1
+            if self._loose_left <= 0:
+                self._plain = self._typed  # try the typed decode again
+        elif slow[0] >= _LOOSEN_AT and slow[0] * 8 >= len(raw.values) and not self._meta:
             self._loosen()
 
     def _loosen(self) -> None:
         """Messages keep failing the typed decode (values needing Flink's coercions):
-        read the rest through the converters alone. The results are the same; only
-        the speed differs. (Not with metadata columns, whose loose reading of the
-        "source" block can differ in its float values.)"""
-        skip = self.policy == "skip"
-        self._plain = Plan(self._columns, {}, [], skip, self._demanded, loose=True)
+        read the next batches through the converters alone, then try the typed decode
+        again. The results are the same; only the speed differs. (Not with metadata
+        columns, whose loose reading of the "source" block can differ in floats.)"""
+        if self._loose is None:
+            skip = self.policy == "skip"
+            self._loose = Plan(self._columns, {}, [], skip, self._demanded, loose=True)
+        self._plain, self._loose_left = self._loose, _LOOSE_BATCHES
 
     def _decode_wrapped(self, raw: RawBatch, kinds: list[int], rows: list[tuple]) -> None:
         """``schema-include``: consecutive messages with the same schema go through that

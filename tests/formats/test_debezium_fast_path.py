@@ -150,6 +150,10 @@ def test_data_needing_coercions_in_every_message_switches_to_the_loose_plan() ->
     assert first.kinds + second.kinds == [INSERT] * 65
     with pytest.raises(FormatError, match="offset 65: .*REPLICA IDENTITY"):
         decoder.decode(RawBatch("t", 0, [65], [b'{"op": "d"}']))
+    clean = _encode({"op": "c", "after": {"id": 1}})
+    for _ in range(64):
+        decoder.decode(RawBatch("t", 0, [66], [clean]))
+    assert decoder._plain is typed  # tried again after 64 batches: clean data reads typed
 
 
 def test_decimal_rounding_cases() -> None:
