@@ -76,9 +76,13 @@ class BrokerWatch:
                     "SET 'deltaflow.broker.timeout' = '10 min')"
                 )
 
-    def down_for(self) -> float:
-        """Seconds the longest-unreachable cluster has been away (0 when all are reachable)."""
-        since = min(list(self.down_since.values()), default=None)
+    def down_for(self, servers: str | None = None) -> float:
+        """Seconds the cluster ``servers`` (None: the longest-unreachable one) has been
+        away; 0 while it is reachable."""
+        if servers is None:
+            since = min(list(self.down_since.values()), default=None)
+        else:
+            since = self.down_since.get(servers)
         return 0.0 if since is None else time.monotonic() - since
 
     def stop(self) -> None:

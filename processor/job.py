@@ -175,7 +175,8 @@ class Job:
         if token is None:  # names this state directory's epoch markers (a replay gets its own)
             token = uuid.uuid4().hex[:12]
             self.backend.commit({TOKEN_KEY: token})
-        patience = Patience(self.broker_timeout_s, self.stop, self._brokers_down_for)
+        servers = requests[0][1].conf.get("bootstrap.servers")
+        patience = Patience(self.broker_timeout_s, self.stop, lambda: self._down_for(servers))
         self.txn = open_transactions(
             [r for _, r in requests], self.broker_timeout_s, str(token), patience
         )
@@ -184,8 +185,9 @@ class Job:
             for sink, _ in requests:
                 sink.join_transaction(self.txn.producer)
 
-    def _brokers_down_for(self) -> float:
-        return self.watch.down_for() if self.watch is not None else 0.0
+    def _down_for(self, servers: str | None) -> float:
+        """Seconds the transaction's cluster has been unreachable (0: reachable)."""
+        return self.watch.down_for(servers) if self.watch is not None else 0.0
 
     def _sink_committed(self, epoch: int) -> bool:
         return self.txn is not None and self.txn.committed_epoch() == epoch
