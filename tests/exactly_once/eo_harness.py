@@ -3,7 +3,10 @@
 The job joins Debezium ``orders`` with ``customers`` and keeps COUNT and SUM per
 region twice: in a retract (debezium-json) topic and in an upsert topic, both with
 ``sink.delivery-guarantee`` = ``exactly-once``. The expected table is computed here
-from the events: the final orders whose customer exists, grouped by region.
+from the events: the final orders whose customer exists, grouped by region. With
+``unknown_keys='policy'`` both sources also check that every delete and update is of
+a key they saw (the events have none other), so a key set that a crash left out of
+step with the state stops the job (exit status 2).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from confluent_kafka import Producer
 
 JOB = """
 SET 'execution.checkpointing.interval' = '{interval}';
+SET 'deltaflow.unknown-key-delete' = '{unknown_keys}';
 CREATE TABLE orders (id INT, customer INT, amount BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH (
   'connector' = 'kafka', 'topic' = '{orders}', 'properties.bootstrap.servers' = '{bootstrap}',
   'scan.startup.mode' = 'earliest-offset', 'format' = 'debezium-json');
@@ -49,6 +53,7 @@ REGIONS = ["north", "south", "east", "west", "centre"]
 def write_job(path: Path, **names: str) -> Path:
     names.setdefault("interval", "200 ms")
     names.setdefault("guarantee", "exactly-once")
+    names.setdefault("unknown_keys", "ignore")
     path.write_text(JOB.format(**names))
     return path
 

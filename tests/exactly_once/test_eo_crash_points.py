@@ -31,14 +31,20 @@ PENDING_AFTER = {"batch": False, "step0": False, "step1": False, "step2": True,
                  "step3": True, "step4": False}  # fmt: skip
 
 
+@pytest.mark.parametrize("unknown_keys", ["ignore", "policy"])
 @pytest.mark.parametrize("point", list(PENDING_AFTER))
-def test_a_crash_at_each_step_is_recovered_exactly_once(point, broker, new_topic, tmp_path):
+def test_a_crash_at_each_step_is_recovered_exactly_once(
+    point, unknown_keys, broker, new_topic, tmp_path
+):
     names = {t: new_topic(t) for t in ("orders", "customers", "log", "upsert")}
     ensure_topics(broker, list(names.values()))
     names.update(bootstrap=broker, prefix=new_topic("eo"))
     events = history(seed=31, n=400)
     produce(broker, {"orders": names["orders"], "customers": names["customers"]}, events, 100, 0)
-    job, state = write_job(tmp_path / "eo.sql", **names), tmp_path / "state"
+    job, state = (
+        write_job(tmp_path / "eo.sql", unknown_keys=unknown_keys, **names),
+        tmp_path / "state",
+    )
     proc = start(job, state, crash_at=f"{point}:1")
     assert proc.wait(60) == -signal.SIGKILL
     with StateBackend(state, create=False, readonly=True) as backend:

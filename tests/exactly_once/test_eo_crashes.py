@@ -65,7 +65,8 @@ def crash_round(job, state, rng: random.Random) -> tuple[str, int | None]:
 def test_sigkills_inside_and_outside_checkpoints_lose_and_duplicate_nothing(names, tmp_path):
     events = history(seed=17, n=EVENTS)
     topics = {"orders": names["orders"], "customers": names["customers"]}
-    job = write_job(tmp_path / "eo.sql", **names)
+    # the key-presence check on: its key sets must survive every kill with the state
+    job = write_job(tmp_path / "eo.sql", unknown_keys="policy", **names)
     state = tmp_path / "state"
     pause = max(0.05, KILLS * 1.2 / (EVENTS / 100))
     feeder = threading.Thread(target=produce, args=(names["bootstrap"], topics, events, 100, pause))
