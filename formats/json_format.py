@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from decimal import Decimal
+from typing import Annotated, Any
 
 import msgspec
 
@@ -33,7 +34,7 @@ from deltaflow.formats.codec_support import (
 from deltaflow.formats.codec_support import compile_row_reader as compile_rows
 from deltaflow.formats.errors import DeltaflowError, FormatError, excerpt
 from deltaflow.formats.spec import FormatSpec
-from deltaflow.formats.types import INTEGER_ROOTS, STRING_ROOTS
+from deltaflow.formats.types import INTEGER_ROOTS, STRING_ROOTS, DataType
 
 OPTIONS = (
     "fail-on-missing-field",
@@ -84,6 +85,56 @@ def _undemanded(value: object) -> None:
     return None
 
 
+def _fast_type(dtype: DataType) -> object:
+    """The msgspec type whose decoded value is already the column's value, or None."""
+    if dtype.root in jc.INT_RANGES:
+        low, high = jc.INT_RANGES[dtype.root]
+        return Annotated[int, msgspec.Meta(ge=low, le=high)]
+    return jc.fast_type(dtype)
+
+
+_BATCH = """\
+def run(values, rows, slow):
+    add = rows.append
+    for i, value in enumerate(values):
+        if value is None:
+            continue  # a tombstone carries no row
+        try:
+            o = decode(value)
+            add({row})
+            continue
+        except ERRORS:
+            pass
+        slow(i, value)
+"""
+
+
+def _typed_batch(columns: list, convs: list, skipped: set[int], exact: bool):  # noqa: ANN202
+    """``run(values, rows, slow)``: one typed msgspec decode per record into a struct of
+    the demanded columns (strings, booleans, doubles, integers in range typed; the rest
+    converted as on the untyped path, floats read exactly when a DECIMAL needs it);
+    a record the typed decode or a converter refuses goes to ``slow(i, value)``."""
+    fields, parts, env = [], [], {}
+    for i, (_, dtype) in enumerate(columns):
+        if i in skipped:
+            parts.append("None")
+            continue
+        typed = _fast_type(dtype)
+        if typed is None:
+            env[f"C{i}"] = convs[i]
+            parts.append(f"None if (x{i} := o.c{i}) is None else C{i}(x{i})")
+        else:
+            parts.append(f"o.c{i}")
+        fields.append((f"c{i}", (Any if typed is None else typed) | None, None))
+    rename = {f"c{i}": name for i, (name, _) in enumerate(columns)}
+    record = msgspec.defstruct("Record", fields, rename=rename, gc=False)
+    env["decode"] = msgspec.json.Decoder(record, float_hook=Decimal if exact else None).decode
+    env["ERRORS"] = CONVERSION_ERRORS
+    row = "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    exec(_BATCH.format(row=row), env)  # noqa: S102 - generated from column positions only
+    return env["run"]
+
+
 class JsonDecoder(RecordDecoder):
     """Decodes JSON objects into +I rows of the physical columns."""
 
@@ -110,20 +161,29 @@ class JsonDecoder(RecordDecoder):
             if spec.demanded is not None and name not in spec.demanded:
                 convs[i], guards[i] = _undemanded, None  # not converted: None, as unread
         self._row = compile_rows(spec.names, convs, guards, strict=self.fail_on_missing)
+        self._run = None
+        if not self.fail_on_missing:  # a typed struct cannot tell a missing field from null
+            skipped = {i for i, conv in enumerate(convs) if conv is _undemanded}
+            self._run = _typed_batch(self.columns, self._convs, skipped, exact)
 
     def decode(self, raw: RawBatch) -> Batch:
         rows: list[tuple] = []
-        parse, row = self._parser.decode, self._row
-        for i, value in enumerate(raw.values):
-            if value is None:
-                continue  # a tombstone carries no row
-            try:
-                rows.append(row(parse(value)))
-            except CONVERSION_ERRORS as exc:
-                if value.strip() in (b"", b"null"):
-                    continue  # Flink reads an empty or JSON null message as no row
-                self.reject(raw, i, self.diagnose(value, exc))
+        if self._run is not None:
+            self._run(raw.values, rows, lambda i, value: self._one(raw, i, value, rows))
+        else:
+            for i, value in enumerate(raw.values):
+                if value is not None:  # a tombstone carries no row
+                    self._one(raw, i, value, rows)
         return Batch([INSERT] * len(rows), rows)
+
+    def _one(self, raw: RawBatch, i: int, value: bytes, rows: list[tuple]) -> None:
+        """One record on the untyped path: each column's converter decides."""
+        try:
+            rows.append(self._row(self._parser.decode(value)))
+        except CONVERSION_ERRORS as exc:
+            if value.strip() in (b"", b"null"):
+                return  # Flink reads an empty or JSON null message as no row
+            self.reject(raw, i, self.diagnose(value, exc))
 
     def diagnose(self, value: bytes, exc: BaseException) -> str:
         """Which column failed and why (runs only for a bad record)."""
