@@ -23,6 +23,9 @@ is overwritten.
 
 from __future__ import annotations
 
+from itertools import chain, repeat
+from operator import add, itemgetter
+
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
 from deltaflow.processor.exprs.compile import compile_predicate
 from deltaflow.processor.plan import DeltaJoin
@@ -35,6 +38,9 @@ _OUTER = {  # join type -> (left side outer, right side outer)
     "RIGHT": (False, True),
     "FULL": (True, True),
 }
+_OUTER_KIND = (INSERT, DELETE, INSERT, DELETE)  # a change's kind on an outer side's rows
+_NONE: list[tuple] = []  # no matches (never appended to)
+_first = itemgetter(0)
 
 
 class JoinStep:
@@ -78,15 +84,41 @@ class JoinStep:
 
     def _run_inner_other(self, kinds, rows, keys, others, is_left: bool) -> Batch:
         """``run`` when the other side is not outer: no match counts to keep, each change
-        joins its matches (or, on an outer side, pads itself when it has none)."""
+        joins its matches (or, on an outer side, pads itself when it has none).
+
+        Without a condition the batch is joined in C: each change's matches by one
+        ``map`` over ``others``, the change's kind and row repeated once per match."""
+        if self.condition is not None:
+            return self._run_inner_other_rows(kinds, rows, keys, others, is_left)
+        mine_outer = self.outer[0 if is_left else 1]
+        if mine_outer:
+            pads = [self.nulls[1 if is_left else 0]]
+            found = [fs or pads for fs in map(others.get, keys, repeat(pads))]
+            kinds = list(map(_OUTER_KIND.__getitem__, kinds))
+        else:
+            found = list(map(others.get, keys, repeat(_NONE)))
+        counts = list(map(len, found))
+        if counts.count(1) == len(counts):  # one match each: the usual unique other side
+            matched = map(_first, found)
+            out_kinds = list(kinds)
+            mine = rows
+        else:
+            matched = chain.from_iterable(found)
+            out_kinds = list(chain.from_iterable(map(repeat, kinds, counts)))
+            mine = chain.from_iterable(map(repeat, rows, counts))
+        if is_left:
+            return Batch(out_kinds, list(map(add, mine, matched)))
+        return Batch(out_kinds, list(map(add, matched, mine)))
+
+    def _run_inner_other_rows(self, kinds, rows, keys, others, is_left: bool) -> Batch:
+        """``_run_inner_other`` with a join condition, evaluated per candidate pair."""
         mine_outer = self.outer[0 if is_left else 1]
         pad = self.nulls[1 if is_left else 0]
-        cond = self.condition
         out_kinds: list[int] = []
         out_rows: list[tuple] = []
         for kind, row, key in zip(kinds, rows, keys, strict=True):
             found = others.get(key)
-            if found and cond is not None:
+            if found:
                 found = self.matches(row, found, is_left)
             if mine_outer:
                 kind = INSERT if ADDS[kind] else DELETE
@@ -170,8 +202,7 @@ class DeltaJoinOperator(Operator):
         kinds, rows = mine.changes(batch)
         if not rows:
             return Batch()
-        key_of = mine.key_of
-        keys = [key_of(r) for r in rows]
+        keys = list(map(mine.key_of, rows))
         live = [k for k in dict.fromkeys(keys) if None not in k]
         # The other side as the regular join's state holds it: in a self-join the left
         # input has taken the batch already when the right one sees it.
