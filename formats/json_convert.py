@@ -200,10 +200,15 @@ def _base64(v: object) -> bytes:
     return base64.b64decode(v, validate=True)
 
 
+def decimal_bounds(precision: int, scale: int) -> tuple[Decimal, Decimal, Context]:
+    """The quantum of DECIMAL(p, s), the bound its values stay below in magnitude, and
+    the context to quantize in (HALF_UP rounding, then ``abs(value) < bound``)."""
+    return Decimal(1).scaleb(-scale), Decimal(10) ** (precision - scale), _WIDE
+
+
 def decimal_reader(precision: int, scale: int) -> Conv:
     """A number (or numeric text) as a Decimal with exactly ``scale`` digits, HALF_UP."""
-    quantum = Decimal(1).scaleb(-scale)
-    limit = Decimal(10) ** (precision - scale)
+    quantum, limit, _ = decimal_bounds(precision, scale)
 
     def read(v: object) -> Decimal:
         if isinstance(v, bool):

@@ -15,7 +15,7 @@ type cost one type check.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Any
 
 import msgspec
@@ -34,7 +34,7 @@ from deltaflow.formats.codec_support import (
 from deltaflow.formats.codec_support import compile_row_reader as compile_rows
 from deltaflow.formats.errors import DeltaflowError, FormatError, excerpt
 from deltaflow.formats.spec import FormatSpec
-from deltaflow.formats.types import INTEGER_ROOTS, STRING_ROOTS, DataType
+from deltaflow.formats.types import DECIMAL, INTEGER_ROOTS, STRING_ROOTS, DataType
 
 OPTIONS = (
     "fail-on-missing-field",
@@ -120,7 +120,15 @@ def _typed_batch(columns: list, convs: list, skipped: set[int], exact: bool):  #
             parts.append("None")
             continue
         typed = _fast_type(dtype)
-        if typed is None:
+        if dtype.root == DECIMAL:  # rounded inline; the converter decides anything else
+            typed = Decimal
+            env[f"C{i}"] = convs[i]
+            env[f"Q{i}"], env[f"L{i}"], env[f"W{i}"] = jc.decimal_bounds(
+                dtype.precision or 10, dtype.scale or 0
+            )
+            fits = f"(q{i} := x{i}.quantize(Q{i}, HALF_UP, W{i})).is_finite() and abs(q{i}) < L{i}"
+            parts.append(f"None if (x{i} := o.c{i}) is None else q{i} if {fits} else C{i}(x{i})")
+        elif typed is None:
             env[f"C{i}"] = convs[i]
             parts.append(f"None if (x{i} := o.c{i}) is None else C{i}(x{i})")
         else:
@@ -129,7 +137,8 @@ def _typed_batch(columns: list, convs: list, skipped: set[int], exact: bool):  #
     rename = {f"c{i}": name for i, (name, _) in enumerate(columns)}
     record = msgspec.defstruct("Record", fields, rename=rename, gc=False)
     env["decode"] = msgspec.json.Decoder(record, float_hook=Decimal if exact else None).decode
-    env["ERRORS"] = CONVERSION_ERRORS
+    env["ERRORS"] = (*CONVERSION_ERRORS, ArithmeticError)  # quantize's InvalidOperation
+    env["HALF_UP"] = ROUND_HALF_UP
     row = "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
     exec(_BATCH.format(row=row), env)  # noqa: S102 - generated from column positions only
     return env["run"]
