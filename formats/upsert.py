@@ -173,37 +173,53 @@ class UpsertDecoder(RecordDecoder):
 
     def decode(self, raw: RawBatch) -> Batch:
         keys = raw.keys if raw.keys else [None] * len(raw)
-        keyed = [i for i, k in enumerate(keys) if k is not None]
-        if len(keyed) != len(raw):
+        keyed: list[int] | range = range(len(raw))
+        if None in keys:
+            keyed = [i for i, k in enumerate(keys) if k is not None]
             for i in sorted(set(range(len(raw))) - set(keyed)):
                 self.reject(raw, i, "the record has no key; upsert-kafka records need one", _HINT)
-        key_rows = self._aligned(self.key_decoder, _subset(raw, keyed, keys), "key")
-        good = [(i, k[1]) for i, k in zip(keyed, key_rows, strict=True) if k is not None]
-        live = [i for i, _ in good if raw.values[i] is not None]
-        value_rows = self._aligned(self.value_decoder, _subset(raw, live, raw.values), "value")
-        decoded = dict(zip(live, value_rows, strict=True))
-        out = Batch()
-        merge, tomb = self._merge, self._tomb
-        for i, key in good:
-            if raw.values[i] is None:
-                out.append(DELETE, tomb(key))
-            elif (value := decoded[i]) is not None:  # None: dropped by the bad-input policy
-                out.append(value[0], merge(key, value[1]))
-        return out
+        _, key_rows = self._aligned(self.key_decoder, _subset(raw, keyed, keys), "key")
+        values, merge, tomb = raw.values, self._merge, self._tomb
+        if len(keyed) == len(raw) and None not in key_rows and None not in values:
+            kinds, rows = self._aligned(self.value_decoder, raw, "value")
+            if None not in rows:  # the common case: every record an upsert, none dropped
+                return Batch(list(kinds), list(map(merge, key_rows, rows)))
+        else:
+            live = [
+                i
+                for i, k in zip(keyed, key_rows, strict=True)
+                if k is not None and values[i] is not None
+            ]
+            kinds, rows = self._aligned(self.value_decoder, _subset(raw, live, values), "value")
+        decoded = zip(kinds, rows, strict=True)  # in the order of the live records
+        out_kinds: list[int] = []
+        out_rows: list[tuple] = []
+        for i, key in zip(keyed, key_rows, strict=True):
+            if key is None:
+                continue  # dropped by the bad-input policy
+            if values[i] is None:
+                out_kinds.append(DELETE)
+                out_rows.append(tomb(key))
+                continue
+            kind, row = next(decoded)
+            if row is not None:  # None: dropped by the bad-input policy
+                out_kinds.append(kind)
+                out_rows.append(merge(key, row))
+        return Batch(out_kinds, out_rows)
 
-    def _aligned(
-        self, decoder: Decoder, raw: RawBatch, role: str
-    ) -> list[tuple[int, tuple] | None]:
-        """One (kind, row) per record of ``raw``; None where the policy dropped the record."""
+    def _aligned(self, decoder: Decoder, raw: RawBatch, role: str) -> tuple[list, list]:
+        """(kinds, rows) with one entry per record of ``raw``; the row is None where the
+        bad-input policy dropped the record."""
         skipped, dead = decoder.skipped, len(decoder.dead_letters)
         try:
             batch = decoder.decode(raw)
-            if len(batch) == len(raw):
-                out = list(zip(batch.kinds, batch.rows, strict=True))
-            else:  # the policy dropped some record: find which, one record at a time
+            kinds, rows = batch.kinds, batch.rows
+            if len(batch) != len(raw):  # the policy dropped some record: find which
                 decoder.skipped = skipped
                 del decoder.dead_letters[dead:]
-                out = [self._one(decoder, raw, i) for i in range(len(raw))]
+                pairs = [self._one(decoder, raw, i) for i in range(len(raw))]
+                kinds = [p[0] if p else INSERT for p in pairs]
+                rows = [p[1] if p else None for p in pairs]
         except FormatError as err:
             raise FormatError(
                 f"record {role}: {err.reason}",
@@ -218,7 +234,7 @@ class UpsertDecoder(RecordDecoder):
             self.dead_letters.append((topic, partition, offset, value, f"record {role}: {reason}"))
         del decoder.dead_letters[dead:]
         decoder.skipped = skipped
-        return out
+        return kinds, rows
 
     @staticmethod
     def _one(decoder: Decoder, raw: RawBatch, i: int) -> tuple[int, tuple] | None:
@@ -226,9 +242,11 @@ class UpsertDecoder(RecordDecoder):
         return (one.kinds[0], one.rows[0]) if len(one) else None
 
 
-def _subset(raw: RawBatch, indexes: list[int], values: list[bytes | None]) -> RawBatch:
-    if len(indexes) == len(raw) and values is raw.values:
-        return raw
+def _subset(raw: RawBatch, indexes, values: list[bytes | None]) -> RawBatch:  # noqa: ANN001
+    if len(indexes) == len(raw):  # every record, in order
+        return (
+            raw if values is raw.values else RawBatch(raw.topic, raw.partition, raw.offsets, values)
+        )
     return RawBatch(
         raw.topic, raw.partition, [raw.offsets[i] for i in indexes], [values[i] for i in indexes]
     )

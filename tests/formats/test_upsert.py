@@ -215,3 +215,38 @@ def test_equal_decimal_keys_keep_their_own_text() -> None:
     rows = [(Decimal("1.0"), 1), (Decimal("1.00"), 2), (Decimal("1.0"), 3)]
     keys, _ = encoder.encode(Batch([INSERT] * 3, rows))
     assert keys == [b'{"k":1.0}', b'{"k":1.00}', b'{"k":1.0}']
+
+
+def test_a_batch_decodes_as_its_records_one_at_a_time() -> None:
+    # upserts, tombstones, a missing key, an empty value and bad values, in one batch:
+    # the batch gives what each record gives alone, in order
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    layout = prefixed_layout()
+    keys = st.sampled_from(
+        [b'{"region": "eu", "day": 1}', b'{"region": "us", "day": 2}', None, b"{"]
+    )
+    values = st.sampled_from([b'{"pv": 1, "uv": 2}', b'{"pv": "x"}', None, b"", b"null"])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.tuples(keys, values), min_size=1, max_size=8))
+    def check(records: list) -> None:
+        for on_error in ("skip", "dead-letter"):
+            _, decoder = codecs(layout, on_error=on_error)
+            batch = decoder.decode(records_of(records))
+            _, single = codecs(layout, on_error=on_error)
+            expected = Batch()
+            for n, record in enumerate(records):
+                one = records_of([record])
+                one.offsets[0] = 10 + n
+                expected.extend(single.decode(one))
+            assert (batch.kinds, batch.rows) == (expected.kinds, expected.rows)
+            assert decoder.skipped == single.skipped
+            assert sorted(decoder.dead_letters) == sorted(single.dead_letters)  # by offset
+
+    check()
+
+
+def records_of(pairs: list) -> RawBatch:
+    return records([k for k, _ in pairs], [v for _, v in pairs])
