@@ -155,36 +155,39 @@ class ArrivalOrder:
 
     def close(self, group: _Group) -> None:
         """Hands the group's arrival numbers back to the rows now holding those values."""
-        numbers = {pk: [None] * len(self.args) for pk in group.live}
+        empty = [None] * len(self.args)
+        numbers = {pk: list(empty) for pk in group.live}
         for j, slots in enumerate(group.slots):
-            by_value: dict[object, list[int]] = {}
-            for number, v in slots:
-                by_value.setdefault(v, []).append(number)
-            self._hand_out(j, group, by_value, numbers)
-        kept = {pk: n for pk, n in numbers.items() if any(x is not None for x in n)}
+            self._hand_out(j, group, dict(slots), numbers)
+        kept = {pk: n for pk, n in numbers.items() if n != empty}
         if kept != group.stored:
             self.puts[group.key] = kept
 
-    def _hand_out(self, j: int, group: _Group, by_value: dict, numbers: dict) -> None:
-        """Rows keep their own number where it is still held by their value; the other rows of
-        a value take that value's remaining numbers (which row holds which does not matter:
-        Flink's list has values, not rows)."""
+    def _hand_out(self, j: int, group: _Group, value_of: dict, numbers: dict) -> None:
+        """Rows keep their own number where it still holds their value (``value_of``: number
+        -> value); the other rows of a value take that value's remaining numbers (which row
+        holds which does not matter: Flink's list has values, not rows)."""
         arg, flt = self.args[j]
         live, stored = group.live, group.stored
         waiting = []
         for pk, row in live.items():
-            if flt is not None and row[flt] is not True:
+            v = row[arg]
+            if v is None or (flt is not None and row[flt] is not True):
                 continue
-            held = by_value.get(row[arg])
             old = stored.get(pk)
             mine = None if old is None else old[j]
-            if held is not None and mine is not None and mine in held:
-                held.remove(mine)
+            if mine is not None and mine in value_of and value_of[mine] == v:
+                del value_of[mine]
                 numbers[pk][j] = mine
-            elif held is not None:
+            else:
                 waiting.append(pk)
+        if not waiting:
+            return
+        by_value: dict[object, list[int]] = {}
+        for number in sorted(value_of):
+            by_value.setdefault(value_of[number], []).append(number)
         for pk in waiting:
-            held = by_value[live[pk][arg]]
+            held = by_value.get(live[pk][arg])
             if held:
                 numbers[pk][j] = held.pop(0)
 
