@@ -174,8 +174,8 @@ def compile_batch_writer(
     the dict of the same fields would be, faster); field j holds ``row[positions[j]]``,
     converted when non-null as in ``compile_row_writer``, so rows may be wider than
     the record. ``omit_nulls`` leaves null fields out; with ``tombstones`` a -U or -D
-    row gives None; with ``memo`` equal field values are written once per batch
-    (only for values whose equality means equal text: integers and strings).
+    row gives None; with ``memo`` (record keys: no tombstones) equal field values are
+    written once per batch (only for values whose equality means equal text).
     """
     fields = [(f"f{j}", Any, None) for j in range(len(names))]
     rename = {f"f{j}": name for j, name in enumerate(names)}
@@ -193,15 +193,19 @@ def compile_batch_writer(
             env[f"C{j}"] = conv
             parts.append(f"None if (x{j} := r[{at}]) is None else C{j}(x{j})")
     made = "F(S(" + ", ".join(parts) + "))"
+    body = _batch_body(made, positions, tombstones, memo)
+    exec(f"def run(kinds, rows):\n{body}", env)  # noqa: S102 - positions only
+    return env["run"]  # type: ignore[return-value]
+
+
+def _batch_body(made: str, positions: Sequence[int], tombstones: bool, memo: bool) -> str:
+    """The body of ``run(kinds, rows)``: ``made`` is the expression of one row's record."""
     if memo:  # a record is never empty, so "or" writes a key only when not yet memoised
         key = ", ".join(f"r[{at}]" for at in positions) + ("," if len(positions) > 1 else "")
-        body = (
+        return (
             "    memo = {}\n    get, put = memo.get, memo.setdefault\n"
             f"    return [get(k := ({key})) or put(k, {made}) for r in rows]"
         )
-    elif tombstones:
-        body = f"    return [None if k in DEAD else {made} for k, r in zip(kinds, rows)]"
-    else:
-        body = f"    return [{made} for r in rows]"
-    exec(f"def run(kinds, rows):\n{body}", env)  # noqa: S102 - positions only
-    return env["run"]  # type: ignore[return-value]
+    if tombstones:
+        return f"    return [None if k in DEAD else {made} for k, r in zip(kinds, rows)]"
+    return f"    return [{made} for r in rows]"

@@ -132,11 +132,12 @@ class Plan:
             ("after", row | None, None),
         ]
         fast = msgspec.defstruct("Envelope", [*images, ("op", str | None, None), *extra], gc=False)
-        loose = [("before", Any, None), ("after", Any, None), ("op", Any, None), *extra]
-        slow = msgspec.defstruct("CheckedEnvelope", loose)
-        exact = any(_has_decimal(t) for _, t in columns)
-        hook = Decimal if exact else None
-        self.fast = msgspec.json.Decoder(fast, float_hook=hook if loose else None)
+        untyped = [("before", Any, None), ("after", Any, None), ("op", Any, None), *extra]
+        slow = msgspec.defstruct("CheckedEnvelope", untyped)
+        # as Flink's JSON reader (USE_BIG_DECIMAL_FOR_FLOATS when the row has a DECIMAL):
+        # untyped floats are exact on both paths, so both read them alike
+        hook = Decimal if any(_has_decimal(t) for _, t in columns) else None
+        self.fast = msgspec.json.Decoder(fast, float_hook=hook)
         self.slow = msgspec.json.Decoder(slow, float_hook=hook)
         code = RowCode(len(columns), posts, self.skipped, decimals)
         self.read = code.compile_reader()

@@ -284,3 +284,16 @@ def test_schema_include_reads_each_message_with_its_own_schema() -> None:
     batch = DebeziumJsonDecoder(spec).decode(RawBatch("t", 0, [0, 1, 2, 3], messages))
     second, later = dt.datetime(1970, 1, 1, 0, 0, 1), dt.datetime(1970, 1, 1, 0, 16, 40)
     assert [row[6] for row in batch.rows] == [second, later, second, later]
+
+
+def test_untyped_floats_are_exact_when_the_row_has_a_decimal() -> None:
+    # Flink's JSON reader enables USE_BIG_DECIMAL_FOR_FLOATS when the row type has a
+    # DECIMAL: a float inside ARRAY<STRING> reads as BigDecimal text ("1E-7"), and the
+    # typed and checked paths agree
+    columns = [("d", parse_type("DECIMAL(5, 2)")), ("tags", parse_type("ARRAY<STRING>"))]
+    message = b'{"op": "c", "after": {"d": 1, "tags": [1e-07, 0.1, 2]}}'
+    fast = DebeziumJsonDecoder(FormatSpec(columns))
+    rows = fast.decode(RawBatch("t", 0, [0], [message])).rows
+    assert rows == [(Decimal("1.00"), ["1E-7", "0.1", "2"])]
+    _, _, after, _ = fast._plain.checked(message)
+    assert after == rows[0]
