@@ -142,7 +142,7 @@ class DebeziumJsonDecoder:
         """Messages keep failing the typed decode (values needing Flink's coercions):
         read the next batches through the converters alone, then try the typed decode
         again. The results are the same; only the speed differs. (Not with metadata
-        columns, whose loose reading of the "source" block can differ in floats.)"""
+        columns: the loose plan reads the row images only.)"""
         if self._loose is None:
             skip = self.policy == "skip"
             self._loose = Plan(self._columns, {}, [], skip, self._demanded, loose=True)
