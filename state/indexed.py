@@ -34,7 +34,7 @@ from deltaflow.formats.changelog import ADDS
 from deltaflow.formats.errors import StateError
 from deltaflow.formats.types import DataType
 from deltaflow.state.keys import encode_key
-from deltaflow.state.table import KeysOnly, StateTable
+from deltaflow.state.table import DELETED, KeysOnly, StateTable
 from deltaflow.state.typed_keys import KeyCache, key_encoder
 
 if TYPE_CHECKING:
@@ -130,16 +130,14 @@ class IndexedTable:
                 contradictions.append(position)
             else:
                 after[pks[position]] = None
-        put, delete = self._rows.put_encoded, self._rows.delete_encoded
-        changed = []
-        for kb, (pk, new) in zip(encoded, after.items(), strict=True):
-            old = before[pk]
-            if new is not old:
-                changed.append((kb, old, new))
-                if new is None:
-                    delete(kb)
-                else:
-                    put(kb, new)
+        changed = [
+            (kb, before[pk], new)
+            for kb, (pk, new) in zip(encoded, after.items(), strict=True)
+            if new is not before[pk]
+        ]
+        self._rows.put_many_encoded(
+            [(kb, DELETED if new is None else new) for kb, _, new in changed]
+        )
         for index in self._indexes.values():
             if index.table is not None and changed:
                 _move(index, changed)
@@ -244,9 +242,11 @@ def _move(index: _Index, changed: list[tuple[bytes, tuple | None, tuple | None]]
             if old_key != new_key:
                 gone.append((old_key, kb))
                 added.append((new_key, kb))
-    table = index.table
     encode = index.cache.encode_many
-    for kb, (_, pk) in zip(encode([k for k, _ in gone]), gone, strict=True):
-        table.delete_encoded(kb + pk)  # type: ignore[union-attr]
-    for kb, (_, pk) in zip(encode([k for k, _ in added]), added, strict=True):
-        table.put_encoded(kb + pk, None)  # type: ignore[union-attr]
+    writes = [
+        (kb + pk, DELETED) for kb, (_, pk) in zip(encode([k for k, _ in gone]), gone, strict=True)
+    ]
+    writes += [
+        (kb + pk, None) for kb, (_, pk) in zip(encode([k for k, _ in added]), added, strict=True)
+    ]
+    index.table.put_many_encoded(writes)  # type: ignore[union-attr]

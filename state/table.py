@@ -164,6 +164,12 @@ class StateTable:
             self._unsorted.append(kb)
         self._buffer[kb] = value
 
+    def put_many_encoded(self, items: list[tuple[bytes, object]]) -> None:
+        """``put_encoded`` of each (key bytes, value); a value ``DELETED`` deletes."""
+        buffer = self._buffer
+        self._unsorted += [kb for kb, _ in items if kb not in buffer]
+        buffer.update(items)
+
     def delete_encoded(self, kb: bytes) -> None:
         self.put_encoded(kb, DELETED)
 
