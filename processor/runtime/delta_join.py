@@ -28,7 +28,7 @@ from operator import add, itemgetter
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
 from deltaflow.processor.exprs.compile import compile_predicate
-from deltaflow.processor.plan import DeltaJoin
+from deltaflow.processor.plan import DeltaJoin, MirrorSide
 from deltaflow.processor.runtime.base import Operator
 from deltaflow.processor.runtime.mirror import SourceReader
 
@@ -41,6 +41,7 @@ _OUTER = {  # join type -> (left side outer, right side outer)
 _OUTER_KIND = (INSERT, DELETE, INSERT, DELETE)  # a change's kind on an outer side's rows
 _NONE: list[tuple] = []  # no matches (never appended to)
 _first = itemgetter(0)
+MEMO_KEYS = 200_000  # join keys remembered per side, then it starts over
 
 
 class JoinStep:
@@ -186,6 +187,14 @@ class JoinStep:
 
 
 class DeltaJoinOperator(Operator):
+    """See the module docstring. The other side's rows of a join key are remembered across
+    batches (``memos``) when that side's lookups are by exactly its primary key with no
+    Calc (a dimension table such as W3D's items): a key is then looked up in the mirror once,
+    until a batch of that side changes it. Only that side's batches change its mirror (the
+    mirror belongs to its scan, whose every batch comes through this operator's port), and
+    a changed row keeps its key (the primary key), so the keys of that side's batch are the
+    ones to forget."""
+
     def __init__(self, node: DeltaJoin, backend, ctx) -> None:
         self.readers = (
             SourceReader(node.left, node.left_keys, backend, ctx, node.inputs[0].types),
@@ -193,6 +202,11 @@ class DeltaJoinOperator(Operator):
         )
         widths = (self.readers[0].width, self.readers[1].width)
         self.step = JoinStep(node.join_type, node.condition, widths, node.eventual, ctx)
+        distinct = node.left.mirror != node.right.mirror  # a self-join looks up as before
+        self.memos = tuple(
+            {} if distinct and _memoizable(side, reader) else None
+            for side, reader in zip((node.left, node.right), self.readers, strict=True)
+        )
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
@@ -203,9 +217,30 @@ class DeltaJoinOperator(Operator):
         if not rows:
             return Batch()
         keys = list(map(mine.key_of, rows))
-        live = [k for k in dict.fromkeys(keys) if None not in k]
-        # The other side as the regular join's state holds it: in a self-join the left
-        # input has taken the batch already when the right one sees it.
-        others = other.rows(live, batch if is_left else None) if live else {}
+        distinct = dict.fromkeys(keys)
+        if self.memos[port] is not None:
+            forget = self.memos[port].pop
+            for key in distinct:
+                forget(key, None)
+        live = [k for k in distinct if None not in k]
         own = mine.rows(live, batch) if self.step.needs_own(port) and live else {}
+        memo = self.memos[1 - port]
+        if memo is None:
+            # The other side as the regular join's state holds it: in a self-join the left
+            # input has taken the batch already when the right one sees it.
+            others = other.rows(live, batch if is_left else None) if live else {}
+        else:
+            missing = [k for k in live if k not in memo]
+            if missing:
+                if len(memo) + len(missing) > MEMO_KEYS:
+                    memo.clear()
+                    missing = live
+                memo.update(other.rows(missing, None))
+            others = memo  # a superset of the batch's keys, never changed by the join
         return self.step.run(kinds, rows, keys, others, own, is_left)
+
+
+def _memoizable(side: MirrorSide, reader: SourceReader) -> bool:
+    """Whether a side's rows of a key can be remembered: looked up by exactly its primary
+    key (a row never moves to another key) and read as the scan's rows (no Calc)."""
+    return reader.calc is None and reader.same_keys and set(side.index) == set(side.primary_key)
