@@ -8,7 +8,8 @@ sink is returned per sink ``node_id``.
 Watermarks: a scan with a ``WATERMARK`` clause evaluates the watermark expression
 on each row of a batch and, after the batch, advances its watermark to the
 batch's maximum (never backwards; with several source partitions, to the minimum
-over the partitions of each one's maximum). A node's watermark is the minimum of its
+over the partitions of each one's maximum, see ``source_marks``: assigned partitions
+without data hold it back, idle and finished ones do not). A node's watermark is the minimum of its
 inputs'. Each node handles its pending data first, then the new watermark, so
 rows fired by one window operator reach the next before the watermark does, as in
 Flink. ``finish`` raises every watermark to the maximum, which fires every open
@@ -16,6 +17,8 @@ window (end of bounded input).
 """
 
 from __future__ import annotations
+
+from collections.abc import Hashable
 
 from deltaflow.formats.changelog import Batch
 from deltaflow.formats.errors import PlanError
@@ -48,6 +51,7 @@ from deltaflow.processor.runtime.simple import (
     PassThrough,
     SinkOperator,
 )
+from deltaflow.processor.runtime.source_marks import SourceMarks, idle_timeout_ms
 from deltaflow.processor.runtime.ttl import TtlBackend
 from deltaflow.processor.runtime.window import WindowAggOperator
 
@@ -143,13 +147,15 @@ class Graph:
                 self.ops[n.node_id] = build_operator(n, self._backend_of(n, backend), self.ctx)
         self.watermarks = dict.fromkeys(self.order, MIN_WATERMARK)
         self.source_watermarks: dict[int, int] = {}
-        self.partition_watermarks: dict[int, dict[int, int]] = {}
+        self.source_marks: dict[int, SourceMarks] = {}
         self.watermark_fns = {}
         for n in nodes:
             if isinstance(n, p.TableSourceScan):
                 self.source_watermarks[n.node_id] = MIN_WATERMARK
                 if n.watermark is not None:
                     self.watermark_fns[n.node_id] = self._compile(n.watermark.expr)
+                    idle_ms = idle_timeout_ms(n.options, plan.settings)
+                    self.source_marks[n.node_id] = SourceMarks(idle_ms)
 
     def _fusions(self, nodes: list[p.Node]) -> dict[int, int]:
         """GroupAggregate node_id -> the Calc below it that only selects columns for it
@@ -171,24 +177,42 @@ class Graph:
     def _compile(self, expr):
         return compile_scalar(expr, self.ctx.eval_context())
 
-    def push(self, scan_node_id: int, batch: Batch, partition: int = 0) -> dict[int, Batch]:
+    def push(
+        self, scan_node_id: int, batch: Batch, partition: Hashable = 0, runs: list | None = None
+    ) -> dict[int, Batch]:
         """Runs one batch of a source scan through the graph; returns each sink's changes.
 
-        With several source partitions, the scan's watermark is the minimum of the
-        partitions' watermarks (each the maximum its batches gave), as in Flink.
+        ``runs``: (partition, row count) of consecutive rows of the batch, when it holds
+        several partitions' records (else all are ``partition``'s). With several source
+        partitions the scan's watermark is the minimum of the partitions' watermarks
+        (each the maximum its rows gave), as in Flink.
         """
         if scan_node_id not in self.source_watermarks:
             raise PlanError(f"node {scan_node_id} is not a source scan of this job")
         fn = self.watermark_fns.get(scan_node_id)
         moved = False
         if fn is not None and batch:
-            stamps = [v for v in map(fn, batch.rows) if v is not None]
-            if stamps:
-                parts = self.partition_watermarks.setdefault(scan_node_id, {})
-                mark = max(epoch_ms(v) for v in stamps)
-                parts[partition] = max(mark, parts.get(partition, MIN_WATERMARK))
-                moved = self._raise(scan_node_id, min(parts.values()))
+            marks = self.source_marks[scan_node_id]
+            stamps = list(map(fn, batch.rows))
+            start = 0
+            for part, count in runs or ((partition, len(stamps)),):
+                present = [v for v in stamps[start : start + count] if v is not None]
+                marks.observe(part, epoch_ms(max(present)) if present else None)
+                start += count
+            moved = self._raise_to(scan_node_id, marks.combined())
         return self._run({scan_node_id: [(0, batch)]}, watermarks=moved)
+
+    def partitions(self, scan_node_id: int) -> SourceMarks | None:
+        """The per-partition watermarks of a scan with a WATERMARK clause (None without)."""
+        return self.source_marks.get(scan_node_id)
+
+    def refresh_watermark(self, scan_node_id: int) -> dict[int, Batch]:
+        """Raises a scan's watermark to its partitions' present minimum (partitions gone
+        idle or finished since the last batch no longer hold it back)."""
+        marks = self.source_marks.get(scan_node_id)
+        if marks is None or not self._raise_to(scan_node_id, marks.combined()):
+            return {}
+        return self._run({}, watermarks=True)
 
     def lookup_tables(self) -> dict[str, p.LookupJoin]:
         """The tables lookup joins probe (qualified name -> node): their changes go to ``push_lookup``."""
@@ -224,6 +248,9 @@ class Graph:
         if self.ttl is not None:
             self.ttl.sweep()
         return out
+
+    def _raise_to(self, scan: int, ts: int | None) -> bool:
+        return ts is not None and self._raise(scan, ts)
 
     def _raise(self, scan: int, ts: int) -> bool:
         if ts <= self.source_watermarks[scan]:
