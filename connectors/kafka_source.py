@@ -105,6 +105,19 @@ class KafkaSource:
         self.consumer.incremental_assign([TopicPartition(t, p, lows[(t, p)]) for t, p in new])
 
     def poll(self, max_records: int, timeout: float) -> Batch:
+        return self._poll(max_records, timeout, None)
+
+    def poll_runs(self, max_records: int, timeout: float) -> tuple[Batch, list]:
+        """``poll``, with the batch's partition runs: ((topic, partition), row count) of
+        its consecutive rows, for per-partition watermarks."""
+        runs: list = []
+        return self._poll(max_records, timeout, runs), runs
+
+    def partition_states(self) -> tuple[list[tuple[str, int]], set[tuple[str, int]]]:
+        """The assigned partitions, and those finished (at the end of a bounded read)."""
+        return list(self.bounds), self.done
+
+    def _poll(self, max_records: int, timeout: float, runs: list | None) -> Batch:
         out = Batch()
         if self.consumer is None or self.finished():
             return out
@@ -117,7 +130,10 @@ class KafkaSource:
             for tp, records in self._grouped(good):
                 raw, headers = self._raw(tp, records)
                 if raw is not None:
-                    out.extend(self._decode(raw, headers))
+                    decoded = self._decode(raw, headers)
+                    out.extend(decoded)
+                    if runs is not None:
+                        runs.append((tp, len(decoded)))
         except BaseException:
             self.next = returned  # nothing of this poll was returned: position() stays put
             raise
