@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from deltaflow.formats.changelog import Batch, RowKind
 from deltaflow.formats.errors import ConnectorError
@@ -59,6 +59,19 @@ class Source(Protocol):
     def finished(self) -> bool: ...
     def progress(self) -> tuple[int, int | None]: ...
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class PartitionedSource(Source, Protocol):
+    """A source reading several partitions (the Kafka ones), for per-partition watermarks."""
+
+    def poll_runs(self, max_records: int, timeout: float) -> tuple[Batch, list]:
+        """``poll``, with (partition, row count) of each run of consecutive rows."""
+        ...
+
+    def partition_states(self) -> tuple[list, set]:
+        """The assigned partitions, and those finished (end of a bounded read)."""
+        ...
 
 
 class Sink(Protocol):
