@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from deltaflow.connectors.base import TableSpec, create_sink, create_source
+from deltaflow.connectors.base import PartitionedSource, TableSpec, create_sink, create_source
 from deltaflow.connectors.transactions import EpochTransactions, Patience, open_transactions
 from deltaflow.formats.errors import ConnectorError, DeltaflowError, StateError
 from deltaflow.processor import crash, progress
@@ -75,10 +75,14 @@ def scans_of(plan: JobPlan) -> list[TableSourceScan]:
     return [seen[k] for k in sorted(seen)]
 
 
+# Table options the job applies itself (as Flink's planner does), not the connector.
+FRAMEWORK_OPTIONS = ("scan.watermark.idle-timeout",)
+
+
 def source_spec(scan: TableSourceScan, demanded: frozenset[str] | None = None) -> TableSpec:
     return TableSpec(
         name=scan.table,
-        options=dict(scan.options),
+        options={k: v for k, v in scan.options.items() if k not in FRAMEWORK_OPTIONS},
         physical=[(f.name, f.type) for f in scan.physical],
         metadata=list(scan.metadata),
         primary_key=list(scan.primary_key),
@@ -129,6 +133,7 @@ class Job:
         self.presence: dict = {}  # table -> its check of unknown primary keys
         self.presence_report: key_presence.PresenceReport | None = None
         self.sinks: dict = {}
+        self.partitioned: dict = {}  # scan -> its per-partition watermarks (Kafka, WATERMARK)
         self.txn: EpochTransactions | None = None
         self.watch: BrokerWatch | None = None
         self.backend = StateBackend(options.state_dir)
@@ -205,6 +210,9 @@ class Job:
                 self.presence[scan.table] = check
             source.open(resume.get(str(scan.node_id)))
             self.stats.events_in[scan.table] = 0
+            marks = self.graph.partitions(scan.node_id)
+            if marks is not None and isinstance(source, PartitionedSource):
+                self.partitioned[scan.node_id] = marks
         for table, node in self.graph.lookup_tables().items():
             spec = lookup_spec(node)
             source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
@@ -271,12 +279,21 @@ class Job:
             source = self.sources[scan.node_id]
             if source.finished():
                 continue
-            batch = source.poll(POLL_RECORDS, POLL_TIMEOUT_S)
+            marks = self.partitioned.get(scan.node_id)
+            if marks is None:
+                batch, runs = source.poll(POLL_RECORDS, POLL_TIMEOUT_S), None
+            else:
+                batch, runs = source.poll_runs(POLL_RECORDS, POLL_TIMEOUT_S)
+                assigned, finished = source.partition_states()
+                marks.assign(assigned)
+                marks.finish(finished)
             if batch:
                 busy = True
                 self.stats.events_in[scan.table] += len(batch)
-                self._emit(self.graph.push(scan.node_id, batch))
+                self._emit(self.graph.push(scan.node_id, batch, runs=runs))
                 crash.point("batch")
+            elif marks is not None:  # partitions gone idle or finished move the watermark
+                self._emit(self.graph.refresh_watermark(scan.node_id))
         return busy
 
     def _all_finished(self) -> bool:
