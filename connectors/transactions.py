@@ -150,7 +150,7 @@ class EpochTransactions:
         try:
             self.patience.wait(what, lambda t: self.client.flush(t) == 0)
         except WaitEnded as ended:
-            raise self._ended(ended) from None
+            raise self.wait_error(ended) from None
 
     def commit(self, epoch: int) -> None:
         """Commit the open transaction with the marker of ``epoch``."""
@@ -206,9 +206,9 @@ class EpochTransactions:
         try:
             self.patience.wait(what, attempt)
         except WaitEnded as ended:
-            raise self._ended(ended, failures[0] if failures else None) from None
+            raise self.wait_error(ended, failures[0] if failures else None) from None
 
-    def _ended(self, ended: WaitEnded, last: KafkaException | None = None) -> ConnectorError:
+    def wait_error(self, ended: WaitEnded, last: KafkaException | None = None) -> ConnectorError:
         cause = f" (last error: {last.args[0].str()})" if last is not None else ""
         return ConnectorError(
             f"table '{self.request.opts.table}': Kafka transaction '{self.id}': {ended}{cause}; "
@@ -237,7 +237,9 @@ class SharedProducer:
 
     def poll(self, timeout: float = 0) -> int:
         if timeout > 0 and self._txn.patience.stop.is_set():
-            raise self._txn._ended(WaitEnded("the job was asked to stop while its queue was full"))
+            raise self._txn.wait_error(
+                WaitEnded("the job was asked to stop while its queue was full")
+            )
         return self._client.poll(timeout)
 
     def flush(self, timeout: float) -> int:  # noqa: ARG002 - the job's patience decides
