@@ -154,7 +154,7 @@ class Graph:
                 self.source_watermarks[n.node_id] = MIN_WATERMARK
                 if n.watermark is not None:
                     self.watermark_fns[n.node_id] = self._compile(n.watermark.expr)
-                    idle_ms = idle_timeout_ms(n.options, plan.settings)
+                    idle_ms = idle_timeout_ms(n.options, plan.settings, n.table)
                     self.source_marks[n.node_id] = SourceMarks(idle_ms)
 
     def _fusions(self, nodes: list[p.Node]) -> dict[int, int]:

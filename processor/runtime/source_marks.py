@@ -31,12 +31,13 @@ JOB_IDLE_SETTING = "table.exec.source.idle-timeout"
 __all__ = ["JOB_IDLE_SETTING", "TABLE_IDLE_OPTION", "SourceMarks", "idle_timeout_ms"]
 
 
-def idle_timeout_ms(options: dict[str, str], settings: dict[str, str]) -> int:
+def idle_timeout_ms(options: dict[str, str], settings: dict[str, str], table: str = "") -> int:
     """The scan's idle timeout in ms (0: partitions never go idle); the table option
     takes precedence over the job setting, as in Flink."""
     text = options.get(TABLE_IDLE_OPTION)
     if text is not None:
-        return parse_duration_ms(text, TABLE_IDLE_OPTION)
+        where = f"{TABLE_IDLE_OPTION} of table {table}" if table else TABLE_IDLE_OPTION
+        return parse_duration_ms(text, where)
     text = settings.get(JOB_IDLE_SETTING)
     return parse_duration_ms(text, JOB_IDLE_SETTING) if text else 0
 

@@ -165,5 +165,5 @@ def test_an_idle_partition_releases_the_watermark_and_late_rows_stay_late(backen
 
 
 def test_an_unreadable_idle_timeout_names_the_option(backend):
-    with pytest.raises(DeltaflowError, match="scan.watermark.idle-timeout"):
+    with pytest.raises(DeltaflowError, match=r"scan.watermark.idle-timeout of table \S*clicks"):
         _graph(backend, ", 'scan.watermark.idle-timeout' = 'a while'")
