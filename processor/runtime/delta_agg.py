@@ -71,8 +71,10 @@ class DeltaAggOperator(Operator):
         for i in positions:
             if ADDS[kinds[i]]:
                 aggs.accumulate(acc, rows[i])
-            else:
+            elif acc[0] > 0:
                 aggs.retract(acc, rows[i])
+            else:  # a retraction for an empty group: dropped, as GroupAggFunction does
+                continue
             if group is not None:
                 order.fold(group, kinds[i], rows[i], i)  # type: ignore[union-attr]
         if group is not None:

@@ -39,9 +39,12 @@ def _size(case: Case) -> int:
     return sum(len(e) for e in case.histories.values())
 
 
-def shrink(case: Case, flink: FlinkSession, workdir, run_ours=None) -> tuple[Case, dict]:
+def shrink(
+    case: Case, flink: FlinkSession, workdir, run_ours=None, mode: str | None = None
+) -> tuple[Case, dict]:
     """The smallest variant of ``case`` found whose output still differs, and Flink's result.
-    ``run_ours(case)`` gives deltaflow's result (the real Job unless a test passes another)."""
+    ``run_ours(case)`` gives deltaflow's result (the real Job unless a test passes another);
+    ``mode`` is how outputs are compared (the template's by default)."""
     if run_ours is None:
 
         def run_ours(c: Case) -> dict:
@@ -57,7 +60,7 @@ def shrink(case: Case, flink: FlinkSession, workdir, run_ours=None) -> tuple[Cas
         for candidate in candidates:
             ours = run_ours(candidate)
             # the plan is the same for every variant: only the output is being shrunk
-            verdict = compare(results[candidate.id], ours, candidate.template.compare, False)
+            verdict = compare(results[candidate.id], ours, mode or case.template.compare, False)
             if not verdict.agree and verdict.aspect == "output" and not ours["run_error"]:
                 differing.append(candidate)
         if not differing:

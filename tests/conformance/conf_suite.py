@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conf_cases import FLINK_SETTINGS, Case, all_cases
 from conf_compare import Verdict, compare
-from conf_delta import DeltaResult, run_case
+from conf_delta import POLL_RECORDS, DeltaResult, delta_sql, run_case
 from conf_delta import summary_lines as delta_summary
 from conf_differences import documented
 from conf_engines import FlinkSession, run_deltaflow
@@ -93,16 +93,48 @@ class Suite:
             self.notes[case.id] = str(
                 self._save_regression(small, flink).relative_to(REGRESSIONS.parent)
             )
+        self._shrink_delta(done)
         self.seconds["shrink"] = time.monotonic() - started
 
-    def _save_regression(self, case: Case, flink: dict) -> Path:
+    def _shrink_delta(self, done: set[str]) -> None:
+        """Shrinks the first differing delta run of each template (same bound), compared as
+        final tables and read in the delta pass's small batches."""
+        for case in self.cases:
+            for result in self.delta.get(case.id, []):
+                name = f"{case.template.name}-{result.kind}-delta"
+                if len(done) >= MAX_SHRINKS or result.status != "differ" or name in done:
+                    continue
+                if result.kind == "eventual" or any(REGRESSIONS.glob(f"{name}-s*.json")):
+                    continue
+                done.add(name)
+
+                def run_delta(c: Case, kind: str = result.kind) -> dict:
+                    return run_deltaflow(
+                        delta_sql(c.job_sql(), kind), self.workdir, True, POLL_RECORDS
+                    )
+
+                small, flink = shrink(case, self.flink, self.workdir, run_delta, mode="final")
+                sql = delta_sql(small.job_sql(), result.kind)
+                path = self._save_regression(small, flink, name, sql, "final", POLL_RECORDS)
+                self.notes[case.id] = str(path.relative_to(REGRESSIONS.parent))
+
+    def _save_regression(
+        self,
+        case: Case,
+        flink: dict,
+        name: str | None = None,
+        sql: str | None = None,
+        mode: str | None = None,
+        poll_records: int | None = None,
+    ) -> Path:
         REGRESSIONS.mkdir(exist_ok=True)
-        path = REGRESSIONS / f"{case.template.name}-s{case.seed}.json"
+        path = REGRESSIONS / f"{name or case.template.name}-s{case.seed}.json"
         data = {
             "template": case.template.name,
             "seed": case.seed,
-            "compare": case.template.compare,
-            "sql": case.job_sql(),
+            "compare": mode or case.template.compare,
+            "poll_records": poll_records,
+            "sql": sql or case.job_sql(),
             "histories": {t: history_to_json(e) for t, e in case.histories.items()},
             "flink_lines": flink.get("lines"),
             "flink_plan": flink.get("plan"),

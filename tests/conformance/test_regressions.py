@@ -1,7 +1,8 @@
 """Shrunk reproducers of differences from Flink, kept as permanent regression tests.
 
 Each file under regressions/ holds a job's SQL (paths relative to the work directory),
-the Debezium histories it reads, and the lines Apache Flink 2.3 printed for it. The
+the Debezium histories it reads, and the lines Apache Flink 2.3 printed for it (a delta
+pass reproducer also its source batch size, ``poll_records``). The
 test runs deltaflow over the same files and compares as the suite did; no Flink needed.
 """
 
@@ -30,7 +31,7 @@ def check_regression(path: Path, tmp_path: Path) -> None:
         case_dir.mkdir(parents=True, exist_ok=True)
         write_history(tmp_path / relative, events_from_json(events), table)
     assert case_dir is not None
-    ours = run_deltaflow(data["sql"], tmp_path, runs=True)
+    ours = run_deltaflow(data["sql"], tmp_path, runs=True, poll_records=data.get("poll_records"))
     assert ours["plan_error"] is None and ours["run_error"] is None, ours
     verdict = compare_output(data["flink_lines"], ours["lines"], data["compare"])
     assert verdict.agree, verdict.detail

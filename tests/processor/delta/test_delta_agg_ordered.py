@@ -143,3 +143,24 @@ def test_arrival_order_survives_a_restart(tmp_path):
                 )
                 backend.commit()
     assert got == FLINK_AFTER
+
+
+def test_a_retraction_for_an_empty_group_is_dropped():
+    """A -U of a row never seen (a compacted topic can start so), then its +U: the -U finds
+    no group and is dropped, as Flink's GroupAggFunction drops a retraction with no
+    accumulator (Flink 2.3 printed one +I for such a lone update: the conformance reproducer
+    regressions/long_agg_pk-agg-delta-s1.json, which found this)."""
+    sql = """CREATE TABLE o (id INT, cust INT, product STRING, amt DECIMAL(10, 2),
+      PRIMARY KEY (id) NOT ENFORCED)
+      WITH ('connector' = 'kafka', 'topic' = 'o', 'format' = 'debezium-json');
+    CREATE TABLE out_t (cust INT, n BIGINT, s DECIMAL(38, 2), m DECIMAL(10, 2), lp STRING)
+      WITH ('connector' = 'print');
+    INSERT INTO out_t SELECT cust, COUNT(*), SUM(amt), MAX(amt), LISTAGG(product)
+      FROM o GROUP BY cust;"""
+    from decimal import Decimal
+
+    old, new = (7, 4, "fig", Decimal("1.00")), (7, 4, "kiwi", Decimal("30.94"))
+    steps = [("o", Batch([UPDATE_BEFORE, UPDATE_AFTER], [old, new]))]
+    assert run(FORCE_AGG + sql, steps) == [
+        [(INSERT, (4, 1, Decimal("30.94"), Decimal("30.94"), "kiwi"))]
+    ]
