@@ -22,7 +22,7 @@ from deltaflow.formats.changelog import Batch
 from deltaflow.processor.exprs.compile import compile_calc
 from deltaflow.processor.plan import DeltaJoinCascade, DeltaView, Key
 from deltaflow.processor.runtime.base import Operator, key_getter
-from deltaflow.processor.runtime.delta_join import JoinStep
+from deltaflow.processor.runtime.delta_join import JoinStep, Memo, memoizable
 from deltaflow.processor.runtime.mirror import SourceReader
 
 Found = dict[tuple, list[tuple]]
@@ -42,17 +42,32 @@ def _sub_keys(keys: list[tuple], positions: Key) -> list[tuple]:
 
 
 class _Source:
+    """A source's lookups; those by exactly its primary key with no Calc are remembered
+    (``delta_join.Memo``) and forgotten by the keys of the source's own batches, which alone
+    change its mirror (sources are distinct tables in a cascade)."""
+
     def __init__(self, view: DeltaView, backend, ctx, types: list) -> None:
         self.readers = {
             lk.key: SourceReader(lk.side, lk.key, backend, ctx, types) for lk in view.lookups
         }
         self.first = next(iter(self.readers.values()))
+        self.memos = {
+            lk.key: Memo(self.readers[lk.key])
+            for lk in view.lookups
+            if memoizable(lk.side, self.readers[lk.key])
+        }
 
     def changes(self, batch: Batch) -> tuple[list[int], list[tuple]]:
-        return self.first.changes(batch)
+        kinds, rows = self.first.changes(batch)
+        for key, memo in self.memos.items():
+            memo.forget(dict.fromkeys(map(self.readers[key].key_of, batch.rows)))
+        return kinds, rows
 
     def rows(self, key: Key, keys: list[tuple], before: Batch | None) -> Found:
-        return self.readers[key].rows(keys, before)
+        memo = self.memos.get(key)
+        if memo is None or before is not None:  # as before a batch: from the mirror
+            return self.readers[key].rows(keys, before)
+        return memo.rows(keys)
 
 
 class _Calc:

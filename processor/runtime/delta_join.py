@@ -204,7 +204,7 @@ class DeltaJoinOperator(Operator):
         self.step = JoinStep(node.join_type, node.condition, widths, node.eventual, ctx)
         distinct = node.left.mirror != node.right.mirror  # a self-join looks up as before
         self.memos = tuple(
-            {} if distinct and _memoizable(side, reader) else None
+            Memo(reader) if distinct and memoizable(side, reader) else None
             for side, reader in zip((node.left, node.right), self.readers, strict=True)
         )
 
@@ -219,28 +219,46 @@ class DeltaJoinOperator(Operator):
         keys = list(map(mine.key_of, rows))
         distinct = dict.fromkeys(keys)
         if self.memos[port] is not None:
-            forget = self.memos[port].pop
-            for key in distinct:
-                forget(key, None)
+            self.memos[port].forget(distinct)
         live = [k for k in distinct if None not in k]
         own = mine.rows(live, batch) if self.step.needs_own(port) and live else {}
         memo = self.memos[1 - port]
-        if memo is None:
+        if memo is not None:
+            others = memo.rows(live)
+        else:
             # The other side as the regular join's state holds it: in a self-join the left
             # input has taken the batch already when the right one sees it.
             others = other.rows(live, batch if is_left else None) if live else {}
-        else:
-            missing = [k for k in live if k not in memo]
-            if missing:
-                if len(memo) + len(missing) > MEMO_KEYS:
-                    memo.clear()
-                    missing = live
-                memo.update(other.rows(missing, None))
-            others = memo  # a superset of the batch's keys, never changed by the join
         return self.step.run(kinds, rows, keys, others, own, is_left)
 
 
-def _memoizable(side: MirrorSide, reader: SourceReader) -> bool:
+class Memo:
+    """A side's current rows of the join keys looked up lately (see DeltaJoinOperator), for
+    a side where ``memoizable`` holds; at most ``MEMO_KEYS`` keys, then it starts over."""
+
+    def __init__(self, reader: SourceReader) -> None:
+        self.reader = reader
+        self.found: dict[tuple, list[tuple]] = {}
+
+    def forget(self, keys) -> None:
+        """Drops ``keys`` (the keys of a batch of this side, which changed their rows)."""
+        drop = self.found.pop
+        for key in keys:
+            drop(key, None)
+
+    def rows(self, keys: list[tuple]) -> dict[tuple, list[tuple]]:
+        """The rows of each of ``keys`` (and of others): a dict the caller must not change."""
+        found = self.found
+        missing = [k for k in keys if k not in found]
+        if missing:
+            if len(found) + len(missing) > MEMO_KEYS:
+                found.clear()
+                missing = list(keys)
+            found.update(self.reader.rows(missing, None))
+        return found
+
+
+def memoizable(side: MirrorSide, reader: SourceReader) -> bool:
     """Whether a side's rows of a key can be remembered: looked up by exactly its primary
     key (a row never moves to another key) and read as the scan's rows (no Calc)."""
     return reader.calc is None and reader.same_keys and set(side.index) == set(side.primary_key)
