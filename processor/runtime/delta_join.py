@@ -2,7 +2,8 @@
 
 Each input is a source scan; its batch is applied to that table's mirror (see ``mirror``)
 and passed through the side's Calc. For every change, in order, the other side's rows with
-the same join key are looked up in its mirror (one lookup per distinct key of the batch) and
+the same join key are looked up in its mirror (one lookup per distinct key of the batch, or
+none for a key remembered from an earlier batch, see ``Memo``) and
 the rules of the regular join (``join.py``) are followed, so the output is the same
 changelog: the change's kind on joined rows, and for an outer other side the null-padded
 row retracted when a row gains its first match and restored when it loses its last one.
