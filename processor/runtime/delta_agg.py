@@ -29,7 +29,7 @@ from deltaflow.processor.runtime.mirror import SourceReader
 
 class DeltaAggOperator(Operator):
     def __init__(self, node: DeltaAggregate, backend, ctx) -> None:
-        self.reader = SourceReader(node.source, node.group_keys, backend, ctx)
+        self.reader = SourceReader(node.source, node.group_keys, backend, ctx, node.inputs[0].types)
         self.aggs = Aggregates(node.aggs, list(node.input_types))
         self.update_before = node.emits_update_before
         self.order = ArrivalOrder(node, backend, ctx) if ordered_calls(node.aggs) else None
