@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import os
+import struct
 import weakref
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +38,8 @@ MAX_KEY_BYTES = 511  # LMDB's compiled-in key size limit
 _OPEN: weakref.WeakValueDictionary[str, StateBackend] = weakref.WeakValueDictionary()
 # LMDB reports a short write (a full disk, a file size limit) as EIO.
 _DISK_ERRORS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO)
+# A named database's record in the main database: LMDB's MDB_db (64-bit build).
+_DB_RECORD = struct.Struct("=IHHQQQQQ")
 
 
 class StateBackend:
@@ -258,18 +261,21 @@ class StateBackend:
         """(table, committed entries, bytes of its pages) for every table.
 
         Safe from another thread (a metrics server): it reads in a short transaction
-        of its own and leaves the job's read transaction and handle cache alone.
+        of its own and opens no database handle. A table's record in LMDB's main
+        database is its on-disk descriptor (``MDB_db``: flags, depth, branch, leaf and
+        overflow page counts, entries, root), read here as it is; opening handles
+        while the job opens or commits its own is not allowed by LMDB and fails with
+        EINVAL now and then.
         """
         self._check_process()
         out = []
+        psize = self._env.stat()["psize"]
         with self._env.begin() as txn:
-            for name in txn.cursor().iternext(values=False):
-                if name.startswith(b"__"):
+            for name, record in txn.cursor().iternext(keys=True, values=True):
+                if name.startswith(b"__") or len(record) != _DB_RECORD.size:
                     continue
-                handle = self._dbs.get(name) or self._env.open_db(name, txn=txn, create=False)
-                stat = txn.stat(handle)
-                pages = stat["branch_pages"] + stat["leaf_pages"] + stat["overflow_pages"]
-                out.append((name.decode(), stat["entries"], pages * stat["psize"]))
+                _, _, _, branch, leaf, overflow, entries, _ = _DB_RECORD.unpack(record)
+                out.append((name.decode(), entries, (branch + leaf + overflow) * psize))
         return out
 
     def close(self) -> None:

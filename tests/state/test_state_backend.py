@@ -259,3 +259,30 @@ def test_opening_one_directory_twice_in_a_process_is_refused(tmp_path) -> None:
         StateBackend(tmp_path / "s")
     first.close()
     StateBackend(tmp_path / "s").close()
+
+
+def test_stats_read_each_tables_descriptor_as_lmdb_counts_it(tmp_path) -> None:
+    """stats() reads the tables' records in the main database; LMDB's own mdb_stat of the
+    same tables, through handles opened in a separate environment, must agree."""
+    import lmdb
+
+    with StateBackend(tmp_path / "s") as b:
+        for n, name in enumerate(("small", "wide")):
+            table = b.table(name)
+            for i in range(300 * (n + 1)):
+                table.put((i,), "v" * (40 + 3000 * n))  # 'wide' values overflow a page
+        b.commit()
+        got = {name: (entries, size) for name, entries, size in b.stats()}
+    env = lmdb.open(str(tmp_path / "s"), max_dbs=16, readonly=True, lock=False)
+    try:
+        want = {}
+        for name in ("small", "wide"):
+            db = env.open_db(name.encode(), create=False)
+            with env.begin() as txn:
+                s = txn.stat(db)
+            pages = s["branch_pages"] + s["leaf_pages"] + s["overflow_pages"]
+            want[name] = (s["entries"], pages * s["psize"])
+    finally:
+        env.close()
+    assert got == want
+    assert want["wide"][1] > 600 * 3000
