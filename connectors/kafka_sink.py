@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import itertools
-import time
+from dataclasses import replace
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from deltaflow.connectors import kafka_client
 from deltaflow.connectors.options import TableOptions
+from deltaflow.connectors.patience import Patience, WaitEnded
 from deltaflow.connectors.transactions import TransactionRequest
 from deltaflow.formats.changelog import Batch, RowKind
 from deltaflow.formats.errors import ConnectorError
@@ -27,6 +28,7 @@ TUNING: dict[str, object] = {
     "delivery.report.only.error": True,
 }
 WRITABLE_METADATA = ("timestamp", "headers")
+ROOM_TIMEOUT_S = 300.0  # a full queue's wait before the job binds its broker timeout
 
 
 def delivery_guarantee(opts: TableOptions) -> str:
@@ -60,6 +62,14 @@ class RecordWriter:
         self.producer: Producer = kafka_client.producer(opts, conf, tuning)
         self.errors: list[str] = []
         self.partition_of = self._partitioner(partitioner)
+        # how long a flush or a full queue waits; the job binds its stop flag and broker
+        # watch (``bind_patience``) so that a SIGTERM ends the wait within seconds
+        self.patience = Patience(ROOM_TIMEOUT_S)
+        self.gave_up = False  # a wait ended unfinished: close drops the queue at once
+
+    def bind_patience(self, patience_for) -> None:
+        """``patience_for(bootstrap servers)``: the job's Patience for this writer's cluster."""
+        self.patience = patience_for(self.conf.get("bootstrap.servers"))
 
     def _partitioner(self, kind: str):
         if kind == "default":
@@ -89,15 +99,31 @@ class RecordWriter:
             if headers is not None and headers[i]:
                 extra["headers"] = list(headers[i].items())
             key = keys[i] if keys is not None else None
-            while True:
+            try:
                 try:
                     produce(topic, value, key, **extra)
-                    break
                 except BufferError:
-                    self.producer.poll(0.05)
-                except KafkaException as err:
-                    raise self._refused(err, key, value) from None
+                    self._wait_for_room(value, key, extra)
+            except KafkaException as err:
+                raise self._refused(err, key, value) from None
         self.producer.poll(0)
+
+    def _wait_for_room(self, value, key, extra: dict) -> None:
+        """The producer queue is full: serve delivery reports in slices until the record
+        fits, as long as the job's patience lasts (a stop or the broker timeout ends it)."""
+
+        def attempt(slice_s: float) -> bool:
+            self.producer.poll(slice_s)
+            try:
+                self.producer.produce(self.topic, value, key, **extra)
+            except BufferError:
+                return False
+            return True
+
+        try:
+            self.patience.wait(f"find room in the queue of topic '{self.topic}'", attempt)
+        except WaitEnded as ended:
+            raise self._wait_error(ended) from None
 
     def _produce_plain(self, keys, values) -> int:
         """The common case, key and value only; returns how many were produced before
@@ -125,16 +151,26 @@ class RecordWriter:
         if self.guarantee == "none":
             self.producer.poll(0)
             return
-        deadline = time.monotonic() + timeout
-        left = self.producer.flush(timeout)
-        while left and time.monotonic() < deadline:
-            left = self.producer.flush(max(0.0, deadline - time.monotonic()))
-        self.raise_errors()
-        if left:
-            raise ConnectorError(
-                f"table '{self.opts.table}': {left} records to topic '{self.topic}' were not "
-                f"acknowledged within {timeout:g}s; check that the brokers are reachable"
+        if not self.shared and len(self.producer) == 0:
+            self.raise_errors()  # nothing to wait for (not even while the brokers are away)
+            return
+        what = f"have the records to topic '{self.topic}' acknowledged"
+        try:
+            replace(self.patience, timeout_s=timeout).wait(
+                what, lambda t: self.producer.flush(t) == 0
             )
+        except WaitEnded as ended:
+            self.raise_errors()
+            raise self._wait_error(ended) from None
+        self.raise_errors()
+
+    def _wait_error(self, ended: WaitEnded) -> ConnectorError:
+        self.gave_up = True
+        left = "" if self.shared else f" ({len(self.producer)} record(s) not acknowledged)"
+        return ConnectorError(
+            f"table '{self.opts.table}': {ended}{left}; the last checkpoint is intact: start "
+            "the job again once the brokers are reachable, it redoes the unfinished epoch"
+        )
 
     def raise_errors(self) -> None:
         if self.errors:
@@ -157,8 +193,11 @@ class RecordWriter:
         if self.shared:  # the job commits or aborts its transaction
             self.producer = None  # type: ignore[assignment]
             return
+        wait = 0 if self.gave_up else 10 if self.guarantee == "at-least-once" else 1
+        if self.patience.down_for() > 0:
+            wait = 0  # the brokers are away: the unfinished epoch is redone on restart
         try:
-            if self.producer.flush(10 if self.guarantee == "at-least-once" else 1):
+            if self.producer.flush(wait):
                 self.producer.purge()
         except KafkaException:
             pass
@@ -178,6 +217,9 @@ class KafkaSink:
 
     def flush(self, timeout: float) -> None:
         self.writer.flush(timeout)
+
+    def bind_patience(self, patience_for) -> None:
+        self.writer.bind_patience(patience_for)
 
     def transaction_request(self) -> TransactionRequest | None:
         """What the job's Kafka transaction needs from this sink (exactly-once only)."""

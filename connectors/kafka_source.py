@@ -16,8 +16,10 @@ from deltaflow.connectors import kafka_client
 from deltaflow.connectors.kafka_offsets import Bounds, Resolver, bounded_mode, startup_mode
 from deltaflow.connectors.layout import Layout, assemble_rows, decode_with_origins, key_rows
 from deltaflow.connectors.options import TableOptions
+from deltaflow.connectors.patience import InFlight
 from deltaflow.formats.changelog import Batch, RawBatch, RowKind
 
+CLOSE_WAIT_S = 3.0  # the last group offset commit and the consumer's close, at most
 # Turns one partition's decoded rows into the table's rows (upsert-kafka replaces it).
 RowBuilder = Callable[[RawBatch, list], Batch]
 
@@ -278,7 +280,7 @@ class KafkaSource:
 
     def _commit(self) -> None:
         """Commits a checkpointed position to the group (as Flink does on checkpoints),
-        asynchronously; ``close`` commits the last one synchronously."""
+        asynchronously; ``close`` commits the last one again, waiting CLOSE_WAIT_S at most."""
         moved = [
             TopicPartition(t, p, o) for (t, p), o in self.next.items() if o > self.opened_at[(t, p)]
         ]
@@ -305,13 +307,21 @@ class KafkaSource:
             self.dead_producer.flush(10)
             self.dead_producer = None
         if self.consumer is not None:
-            if self._committing:
-                try:
-                    self.consumer.commit(offsets=self._committing, asynchronous=False)
-                except KafkaException:
-                    pass  # the checkpoint holds the position; the group offset is informative
-            self.consumer.close()
+            consumer, last = self.consumer, self._committing
             self.consumer = None
+            # the group's offsets are informative (the checkpoint holds the position):
+            # the last commit and the close get CLOSE_WAIT_S, then are left to their
+            # thread, as both can block while the brokers are away
+            InFlight(lambda: _commit_and_close(consumer, last)).result(CLOSE_WAIT_S)
+
+
+def _commit_and_close(consumer, offsets: list) -> None:
+    if offsets:
+        try:
+            consumer.commit(offsets=offsets, asynchronous=False)
+        except KafkaException:
+            pass  # the checkpoint holds the position; the group offset is informative
+    consumer.close()
 
 
 _error, _key, _value, _offset = Message.error, Message.key, Message.value, Message.offset

@@ -140,6 +140,9 @@ class BufferedUpsertSink:
         self._drain()
         self.sink.flush(timeout)
 
+    def bind_patience(self, patience_for) -> None:
+        self.sink.bind_patience(patience_for)
+
     def transaction_request(self):
         return self.sink.transaction_request()
 

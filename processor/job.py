@@ -164,10 +164,16 @@ class Job:
     def _open_sinks(self) -> None:
         for sink in self.plan.sinks:
             spec = sink_spec(sink)
-            self.sinks[sink.node_id] = create_sink(
-                spec, bootstrap=self.options.bootstrap, out=self.options.out
-            )
+            opened = create_sink(spec, bootstrap=self.options.bootstrap, out=self.options.out)
+            self.sinks[sink.node_id] = opened
+            if hasattr(opened, "bind_patience"):  # Kafka sinks: their waits end on a stop
+                opened.bind_patience(self._patience_for)
             self.stats.events_out[sink.table] = 0
+
+    def _patience_for(self, servers: str | None) -> Patience:
+        """How long a wait for the cluster ``servers`` lasts: the broker timeout, less once
+        the broker watch finds it away, and a few seconds after a stop is asked."""
+        return Patience(self.broker_timeout_s, self.stop, lambda: self._down_for(servers))
 
     def _open_transaction(self) -> None:
         """The Kafka transaction of the exactly-once sinks (``self.txn``; None without any)."""
@@ -181,9 +187,8 @@ class Job:
             token = uuid.uuid4().hex[:12]
             self.backend.commit({TOKEN_KEY: token})
         servers = requests[0][1].conf.get("bootstrap.servers")
-        patience = Patience(self.broker_timeout_s, self.stop, lambda: self._down_for(servers))
         self.txn = open_transactions(
-            [r for _, r in requests], self.broker_timeout_s, str(token), patience
+            [r for _, r in requests], self.broker_timeout_s, str(token), self._patience_for(servers)
         )
         if self.txn is not None:
             self.txn.start()
