@@ -25,15 +25,16 @@ import orjson
 
 from deltaflow.formats.errors import StateError
 from deltaflow.state import undo as undo_log
+from deltaflow.state.dup_table import DupTable
 from deltaflow.state.indexed import IndexedTable
 from deltaflow.state.table import StateTable
 from deltaflow.state.values import TypedValues
+from deltaflow.state.writes import write_items, write_pairs
 
 META_DB = b"__deltaflow__"
 FORMAT_KEY = "format"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: secondary indexes are DUPSORT tables (state.dup_table)
 MAX_DBS = 4096
-MAX_KEY_BYTES = 511  # LMDB's compiled-in key size limit
 # The environments open in this process, by real path: LMDB forbids opening one twice.
 _OPEN: weakref.WeakValueDictionary[str, StateBackend] = weakref.WeakValueDictionary()
 # LMDB reports a short write (a full disk, a file size limit) as EIO.
@@ -61,6 +62,7 @@ class StateBackend:
         self._env = _open_env(self.path, map_size, create and not readonly, durable, readonly)
         self._read: lmdb.Transaction | None = None
         self._tables: dict[str, StateTable] = {}
+        self._dup_tables: dict[str, DupTable] = {}
         self._mirrors: dict[str, IndexedTable] = {}
         self._dbs: dict[bytes, object] = {}
         self._meta_db = self._open_meta(create and not readonly)
@@ -78,6 +80,17 @@ class StateBackend:
             _check_name(name)
             table = StateTable(self, name, self.db(name.encode(), create=True), values)
             self._tables[name] = table
+        return table
+
+    def dup_table(self, name: str, fixed: bool = False) -> DupTable:
+        """The named table of (key, duplicate) pairs (a ``DUPSORT`` sub-database);
+        ``fixed``: every duplicate has one size (``DUPFIXED``: stored without headers)."""
+        table = self._dup_tables.get(name)
+        if table is None:
+            _check_name(name)
+            db = self.db(name.encode(), create=True, dupsort=True, dupfixed=fixed)
+            table = DupTable(self, name, db)
+            self._dup_tables[name] = table
         return table
 
     def indexed(
@@ -116,15 +129,21 @@ class StateBackend:
                 )
         return mirror
 
-    def db(self, name: bytes, *, create: bool) -> object:
-        """The handle of a sub-database (opened once per environment)."""
+    def db(
+        self, name: bytes, *, create: bool, dupsort: bool = False, dupfixed: bool = False
+    ) -> object:
+        """The handle of a sub-database (opened once per environment); ``dupsort`` and
+        ``dupfixed``: a new one keeps sorted duplicates (of one size); an existing one
+        keeps the flags it was created with."""
         handle = self._dbs.get(name)
         if handle is None:
             self._check_process()
             self.end_read()  # a read transaction sees only handles opened before it began
             while handle is None:
                 try:
-                    handle = self._env.open_db(name, create=create)
+                    handle = self._env.open_db(
+                        name, create=create, dupsort=dupsort, dupfixed=dupfixed
+                    )
                 except lmdb.NotFoundError:
                     raise StateError(
                         f"state directory {self.path} has no table {name.decode()!r}"
@@ -156,21 +175,26 @@ class StateBackend:
         With ``undo``, the transaction also saves the before-image of every key it
         writes (see ``deltaflow.state.undo``), until ``forget_undo`` or ``roll_back``.
         """
+        tables = [*self._tables.values(), *self._dup_tables.values()]
         writes = [
-            (t.name.encode(), t.db, t.pending()) for t in self._tables.values() if t.has_pending()
+            (t.name.encode(), t.db, t.pending(), t.dupsort) for t in tables if t.has_pending()
         ]
-        writes.append((META_DB, self._meta_db, _meta_items(meta)))
+        writes.append((META_DB, self._meta_db, _meta_items(meta), False))
         undo_db = self.db(undo_log.UNDO_DB, create=True) if undo else None
 
         def body(txn: lmdb.Transaction) -> None:
-            for name, db, items in writes:
+            for name, db, items, dupsort in writes:
+                if dupsort:
+                    if undo_db is not None:
+                        undo_log.record_pairs(txn, undo_db, name, db, items)
+                    write_pairs(txn, name, db, items)
+                    continue
                 if undo_db is not None:
                     undo_log.record(txn, undo_db, name, db, items)
-                _apply(txn, name, db, items)
+                write_items(txn, name, db, items)
 
         self.transact(body)
-        for table in self._tables.values():
-            table.clear()
+        self.discard()
 
     def transact(self, body: Callable[[lmdb.Transaction], None]) -> None:
         """Run ``body`` in ONE write transaction.
@@ -206,7 +230,7 @@ class StateBackend:
 
         def body(txn: lmdb.Transaction) -> None:
             restored.append(undo_log.roll_back(txn, undo_db, handles))
-            _apply(txn, META_DB, self._meta_db, _meta_items(meta))
+            write_items(txn, META_DB, self._meta_db, _meta_items(meta))
 
         self.transact(body)
         return restored[0]
@@ -217,13 +241,15 @@ class StateBackend:
 
         def body(txn: lmdb.Transaction) -> None:
             undo_log.forget(txn, undo_db)
-            _apply(txn, META_DB, self._meta_db, _meta_items(meta))
+            write_items(txn, META_DB, self._meta_db, _meta_items(meta))
 
         self.transact(body)
 
     def discard(self) -> None:
         """Drop every buffered, uncommitted write."""
         for table in self._tables.values():
+            table.clear()
+        for table in self._dup_tables.values():
             table.clear()
 
     # -- metadata -------------------------------------------------------------
@@ -238,7 +264,9 @@ class StateBackend:
         stored = self.meta("plan.fingerprint")
         if stored is None:
             entries = {"plan.fingerprint": fingerprint, "plan.description": description}
-            self.transact(lambda txn: _apply(txn, META_DB, self._meta_db, _meta_items(entries)))
+            self.transact(
+                lambda txn: write_items(txn, META_DB, self._meta_db, _meta_items(entries))
+            )
             return
         if stored != fingerprint:
             raise StateError(
@@ -283,6 +311,7 @@ class StateBackend:
         if self._env is not None:
             self.end_read()
             self._tables.clear()
+            self._dup_tables.clear()
             self._mirrors.clear()
             self._env.close()
             self._env = None
@@ -341,27 +370,8 @@ class StateBackend:
             )
 
 
-def _apply(
-    txn: lmdb.Transaction, name: bytes, db: object, items: list[tuple[bytes, bytes | None]]
-) -> None:
-    puts = [(k, v) for k, v in items if v is not None]
-    try:
-        if puts:
-            txn.cursor(db=db).putmulti(puts)
-        for key, value in items:
-            if value is None:
-                txn.delete(key, db=db)
-    except lmdb.BadValsizeError:
-        longest = max(len(key) for key, _ in items)
-        raise StateError(
-            f"state table {name.decode()!r}: a key of {longest} bytes is over LMDB's limit of "
-            f"{MAX_KEY_BYTES} bytes (a very long string in a GROUP BY, join or primary key); "
-            "shorten that key column, e.g. with SUBSTRING or a hash"
-        ) from None
-
-
 def _meta_items(meta: dict[str, object] | None) -> list[tuple[bytes, bytes | None]]:
-    return [(key.encode(), orjson.dumps(value)) for key, value in (meta or {}).items()]
+    return sorted((key.encode(), orjson.dumps(value)) for key, value in (meta or {}).items())
 
 
 def _open_env(

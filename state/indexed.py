@@ -1,10 +1,10 @@
 """``IndexedTable``: the mirror of a CDC source table with a primary key.
 
 Rows live in the table ``<name>`` keyed by primary key. A secondary index lives in
-``<name>#<index>``: its keys are ``encode_key(index columns) + encode_key(primary
-key)`` with no value, so a prefix scan on the index values yields the primary
-keys of the matching rows in order, without decoding anything (the key encoding
-is self-delimiting). An index whose columns are a prefix of the primary key
+``<name>#<index>``, a ``DupTable`` (LMDB ``DUPSORT``): each ``encode_key(index
+columns)`` is stored once, with the ``encode_key(primary key)`` of its rows as sorted
+duplicates, so a lookup of an index key yields the primary keys of the matching rows
+in order, without decoding anything. An index whose columns are a prefix of the primary key
 needs no structure of its own: it is a prefix scan of the row table (Fluss's
 ``bucket.key``).
 
@@ -16,11 +16,10 @@ A batch is applied per distinct primary key: the stored rows of the batch's keys
 are read once (sorted), the changes are replayed in memory, and only the final
 row of each key is written, with its index entries moved when an indexed column
 changed. Each key is encoded once per batch, and with the row ``types`` given,
-by encoders compiled for the key columns' types (``typed_keys``); index tables
-store no value bytes.
+by encoders compiled for the key columns' types (``typed_keys``).
 
 Lookups take a batch of index keys: on the full primary key one sorted
-``getmulti``; otherwise one cursor visits the sorted prefixes and the rows of
+``getmulti``; otherwise one cursor visits the sorted index keys and the rows of
 every primary key found are read in one more sorted pass.
 """
 
@@ -32,15 +31,18 @@ from typing import TYPE_CHECKING
 
 from deltaflow.formats.changelog import ADDS
 from deltaflow.formats.errors import StateError
-from deltaflow.formats.types import DataType
+from deltaflow.formats.types import INTEGER_ROOTS, DataType
+from deltaflow.state.dup_table import DupTable
 from deltaflow.state.keys import encode_key
-from deltaflow.state.table import DELETED, KeysOnly, StateTable
+from deltaflow.state.table import DELETED
 from deltaflow.state.typed_keys import KeyCache, key_encoder
 
 if TYPE_CHECKING:
     from deltaflow.state.backend import StateBackend
 
 INDEX_SEPARATOR = "#"
+_BIAS = 1 << 63
+_NULL_DUP = bytes(9)
 
 
 def key_getter(columns: list[int]) -> Callable[[tuple], tuple]:
@@ -51,20 +53,51 @@ def key_getter(columns: list[int]) -> Callable[[tuple], tuple]:
     return itemgetter(*columns)
 
 
+def _fixed_keys(key_columns: list[int], types: Sequence[DataType] | None) -> bool:
+    """Whether a new index stores primary keys in 9 bytes (a one-column integer key)."""
+    return (
+        types is not None and len(key_columns) == 1 and types[key_columns[0]].root in INTEGER_ROOTS
+    )
+
+
+def _dup_codec(key_columns: list[int], fixed: bool, encode_pk) -> tuple:
+    """How an index stores a row's primary key as a duplicate: (duplicate of (row key bytes,
+    row), row key bytes of a duplicate or None when the duplicate is the row key).
+
+    In a ``fixed`` index (``DUPFIXED``, made for a one-column integer key) it takes 9 bytes:
+    a NULL flag, then the value plus 2**63 big-endian (the order of the key's encoding);
+    LMDB packs such duplicates with no per-entry header."""
+    if not fixed:
+        return (lambda kb, row: kb), None
+    (column,) = key_columns
+    null_key = encode_pk((None,))
+
+    def dup_of(kb: bytes, row: tuple) -> bytes:
+        value = row[column]
+        return _NULL_DUP if value is None else b"\x01" + (value + _BIAS).to_bytes(8, "big")
+
+    def key_of(dup: bytes) -> bytes:
+        return encode_pk((int.from_bytes(dup[1:], "big") - _BIAS,)) if dup[0] else null_key
+
+    return dup_of, key_of
+
+
 def _encoder(columns: list[int], types: Sequence[DataType] | None) -> Callable[[tuple], bytes]:
     return encode_key if types is None else key_encoder([types[c] for c in columns])
 
 
 class _Index:
-    __slots__ = ("cache", "columns", "encode", "getter", "table", "unique")
+    __slots__ = ("cache", "columns", "dup_of", "encode", "getter", "key_of", "table", "unique")
 
-    def __init__(self, columns: list[int], table: StateTable | None, encode, unique: bool) -> None:
+    def __init__(self, columns: list[int], table: DupTable | None, encode, unique: bool) -> None:
         self.columns = list(columns)
         self.getter = key_getter(self.columns)
         self.encode = encode
         self.cache = KeyCache(encode)
         self.table = table  # None: a primary-key prefix, scanned on the row table
         self.unique = unique  # the whole primary key: one row at most per index key
+        self.dup_of = None  # a secondary index: how it stores a primary key (_dup_codec)
+        self.key_of = None
 
 
 class IndexedTable:
@@ -140,7 +173,7 @@ class IndexedTable:
         )
         for index in self._indexes.values():
             if index.table is not None and changed:
-                _move(index, changed)
+                self._move(index, changed)
         return before, contradictions
 
     def build_index(self, name: str, columns: list[int]) -> None:
@@ -152,8 +185,10 @@ class IndexedTable:
             unique = len(columns) == len(self.key_columns)
             self._indexes[name] = _Index(columns, None, encode, unique)
             return
-        table = self._backend.table(f"{self.name}{INDEX_SEPARATOR}{name}", KeysOnly)  # type: ignore[arg-type]
+        fixed = _fixed_keys(self.key_columns, self._types)
+        table = self._backend.dup_table(f"{self.name}{INDEX_SEPARATOR}{name}", fixed)
         index = _Index(columns, table, encode, False)
+        index.dup_of, index.key_of = _dup_codec(self.key_columns, table.fixed, self._encode_pk)
         txn = self._backend.read_txn()
         committed_match = txn.stat(table.db)["entries"] == txn.stat(self._rows.db)["entries"]
         if not committed_match or self._rows.has_pending():
@@ -161,13 +196,12 @@ class IndexedTable:
         self._indexes[name] = index
 
     def _rebuild(self, index: _Index) -> None:
-        table = index.table
-        stale = table.scan_many([b""], values=False)[0]
-        fresh = [index.encode(index.getter(row)) + kb for kb, row in self._rows.scan_encoded(b"")]
-        for kb in stale:
-            table.delete_encoded(kb)
-        for kb in fresh:
-            table.put_encoded(kb, None)
+        dup_of = index.dup_of
+        fresh = [
+            (index.encode(index.getter(row)), dup_of(kb, row))
+            for kb, row in self._rows.scan_encoded(b"")
+        ]
+        index.table.update(index.table.pairs(), fresh)  # type: ignore[union-attr]
 
     # -- reads ----------------------------------------------------------------
 
@@ -210,10 +244,11 @@ class IndexedTable:
                 p: [row for _, row in found] for p, found in zip(prefixes, scanned, strict=True)
             }
             return [by_prefix[p] for p in encoded]
-        scanned = spec.table.scan_many(prefixes, values=False)
-        cuts = {
-            p: [kb[len(p) :] for kb in found] for p, found in zip(prefixes, scanned, strict=True)
-        }
+        found = spec.table.lookup_many(prefixes)
+        key_of = spec.key_of
+        if key_of is not None:
+            found = [[key_of(dup) for dup in dups] for dups in found]
+        cuts = dict(zip(prefixes, found, strict=True))
         pks = sorted({pk for found in cuts.values() for pk in found})
         rows = dict(zip(pks, self._rows.get_many_encoded(pks), strict=True)) if pks else {}
         return [[rows[pk] for pk in cuts[p]] for p in encoded]
@@ -226,27 +261,31 @@ class IndexedTable:
         """Every (primary key, row) in key order (for tests and inspection)."""
         return self._rows.items()
 
-
-def _move(index: _Index, changed: list[tuple[bytes, tuple | None, tuple | None]]) -> None:
-    """Moves the index entries of the changed rows (``(row key, old, new)``, None: absent)
-    whose indexed columns changed; each index key is encoded once."""
-    getter = index.getter
-    gone, added = [], []
-    for kb, old, new in changed:
-        if old is None:
-            added.append((getter(new), kb))  # type: ignore[arg-type]
-        elif new is None:
-            gone.append((getter(old), kb))
-        else:
-            old_key, new_key = getter(old), getter(new)
-            if old_key != new_key:
-                gone.append((old_key, kb))
-                added.append((new_key, kb))
-    encode = index.cache.encode_many
-    writes = [
-        (kb + pk, DELETED) for kb, (_, pk) in zip(encode([k for k, _ in gone]), gone, strict=True)
-    ]
-    writes += [
-        (kb + pk, None) for kb, (_, pk) in zip(encode([k for k, _ in added]), added, strict=True)
-    ]
-    index.table.put_many_encoded(writes)  # type: ignore[union-attr]
+    def _move(self, index: _Index, changed: list[tuple[bytes, tuple | None, tuple | None]]) -> None:
+        """Moves the index entries of the changed rows (``(row key, old, new)``, None:
+        absent) whose indexed columns changed; each index key is encoded once."""
+        getter, dup_of = index.getter, index.dup_of
+        gone, added = [], []
+        for kb, old, new in changed:
+            if old is None:
+                added.append((getter(new), kb, new))  # type: ignore[arg-type]
+            elif new is None:
+                gone.append((getter(old), kb, old))
+            elif (old_key := getter(old)) != (new_key := getter(new)):
+                gone.append((old_key, kb, old))
+                added.append((new_key, kb, new))
+        encode = index.cache.encode_many
+        try:
+            pairs = [
+                [
+                    (ik, dup_of(kb, row))
+                    for ik, (_, kb, row) in zip(encode([e[0] for e in side]), side, strict=True)
+                ]
+                for side in (gone, added)
+            ]
+        except OverflowError:
+            raise StateError(
+                f"indexed table {self.name!r}: a primary key is outside BIGINT's range; "
+                "declare the key column with the type of its values"
+            ) from None
+        index.table.update(*pairs)  # type: ignore[union-attr]

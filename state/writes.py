@@ -1,0 +1,65 @@
+"""Writing a table's buffered items into an LMDB write transaction (``StateBackend.commit``)."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+import lmdb
+
+from deltaflow.formats.errors import StateError
+
+MAX_KEY_BYTES = 511  # LMDB's compiled-in key size limit
+
+
+def write_items(
+    txn: lmdb.Transaction, name: bytes, db: object, items: list[tuple[bytes, bytes | None]]
+) -> None:
+    """Writes ``items`` (in ascending key order; a value None deletes its key).
+
+    The puts past the table's last key are appended (``MDB_APPEND``): LMDB then fills
+    each leaf page instead of splitting it in half, so keys that grow (a sequence, a
+    time) leave full pages behind."""
+    puts = [(k, v) for k, v in items if v is not None]
+    try:
+        if puts:
+            cursor = txn.cursor(db=db)
+            tail = bisect_right(puts, cursor.key(), key=_first) if cursor.last() else 0
+            if tail:
+                cursor.putmulti(puts[:tail])
+            if tail < len(puts):
+                cursor.putmulti(puts[tail:], append=True)
+        for key, value in items:
+            if value is None:
+                txn.delete(key, db=db)
+    except lmdb.BadValsizeError:
+        longest = max(len(key) for key, _ in items)
+        raise StateError(
+            f"state table {name.decode()!r}: a key of {longest} bytes is over LMDB's limit of "
+            f"{MAX_KEY_BYTES} bytes (a very long string in a GROUP BY, join or primary key); "
+            "shorten that key column, e.g. with SUBSTRING or a hash"
+        ) from None
+
+
+def _first(item: tuple[bytes, bytes]) -> bytes:
+    return item[0]
+
+
+def write_pairs(
+    txn: lmdb.Transaction, name: bytes, db: object, items: list[tuple[bytes, bytes, bool]]
+) -> None:
+    """Writes ``DupTable.pending()`` items: adds the present (key, duplicate) pairs and
+    deletes the absent ones."""
+    try:
+        puts = [(key, dup) for key, dup, present in items if present]
+        if puts:
+            txn.cursor(db=db).putmulti(puts, dupdata=True)
+        for key, dup, present in items:
+            if not present:
+                txn.delete(key, dup, db=db)
+    except lmdb.BadValsizeError:
+        longest = max(max(len(key), len(dup)) for key, dup, _ in items)
+        raise StateError(
+            f"state table {name.decode()!r}: an index key or primary key of {longest} bytes is "
+            f"over LMDB's limit of {MAX_KEY_BYTES} bytes (a very long string in a join or "
+            "primary key); shorten that key column, e.g. with SUBSTRING or a hash"
+        ) from None

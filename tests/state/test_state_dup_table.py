@@ -1,0 +1,119 @@
+"""DupTable (secondary indexes as LMDB DUPSORT tables), appended writes and the state
+format version, on real LMDB."""
+
+from __future__ import annotations
+
+import lmdb
+import orjson
+import pytest
+
+from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
+from deltaflow.formats.errors import StateError
+from deltaflow.formats.types import parse_type
+from deltaflow.state.backend import FORMAT_KEY, META_DB, StateBackend
+
+LINE_TYPES = [parse_type(t) for t in ("BIGINT", "INT", "INT", "STRING")]
+
+
+@pytest.fixture
+def backend(tmp_path):
+    with StateBackend(tmp_path / "state") as b:
+        yield b
+
+
+def test_pairs_buffered_then_committed(backend) -> None:
+    table = backend.dup_table("ix")
+    table.update([], [(b"a", b"2"), (b"a", b"1"), (b"b", b"9")])
+    assert table.lookup_many([b"a", b"b", b"c"]) == [[b"1", b"2"], [b"9"], []]
+    backend.commit()
+    assert not table.has_pending()
+    table.update([(b"a", b"1")], [(b"a", b"3"), (b"c", b"0")])
+    assert table.lookup_many([b"a", b"b", b"c"]) == [[b"2", b"3"], [b"9"], [b"0"]]
+    assert len(table) == 4
+    backend.commit()
+    assert table.lookup_many([b"a", b"c"]) == [[b"2", b"3"], [b"0"]]
+    assert table.pairs() == [(b"a", b"2"), (b"a", b"3"), (b"b", b"9"), (b"c", b"0")]
+
+
+def test_roll_back_restores_exactly_the_pairs(backend) -> None:
+    table = backend.dup_table("ix")
+    table.update([], [(b"a", b"1"), (b"a", b"2"), (b"b", b"1")])
+    backend.commit()
+    # removes one of a's pairs, adds one to a, re-adds a present pair, empties b
+    table.update([(b"a", b"1"), (b"b", b"1")], [(b"a", b"5"), (b"a", b"2")])
+    backend.commit({"epoch": 2}, undo=True)
+    assert table.pairs() == [(b"a", b"2"), (b"a", b"5")]
+    assert backend.roll_back() == 5  # the four pairs and the meta entry
+    assert table.pairs() == [(b"a", b"1"), (b"a", b"2"), (b"b", b"1")]
+    assert backend.meta("epoch") is None
+
+
+def test_integer_key_index_is_fixed_size_and_keeps_order(tmp_path) -> None:
+    rows = [(7, 5, 1, "a"), (-3, 5, 1, "b"), (2**40, 5, 1, "c"), (0, 6, 2, "d"), (9, 5, 1, "e")]
+    with StateBackend(tmp_path / "s") as b:
+        table = b.indexed("lines", [0], {"by_item": [1, 2]}, LINE_TYPES)
+        assert b.dup_table("lines#by_item").fixed
+        table.apply([INSERT] * len(rows), rows)
+        b.commit()
+        table.apply([UPDATE_BEFORE, UPDATE_AFTER, DELETE], [rows[0], (7, 6, 2, "a2"), rows[4]])
+        expected = [[rows[1], rows[2]], [rows[3], (7, 6, 2, "a2")]]  # primary key order
+        assert table.lookup("by_item", [(5, 1), (6, 2)]) == expected
+        b.commit()
+        assert table.lookup("by_item", [(5, 1), (6, 2)]) == expected
+    with StateBackend(tmp_path / "s") as b:  # an untyped reader follows the table's layout
+        table = b.indexed("lines", [0], {"by_item": [1, 2]})
+        assert table.lookup("by_item", [(6, 2)]) == [[rows[3], (7, 6, 2, "a2")]]
+
+
+def test_string_key_index_stores_the_encoded_key(backend) -> None:
+    types = [parse_type(t) for t in ("STRING", "INT")]
+    table = backend.indexed("users", [0], {"by_group": [1]}, types)
+    assert not backend.dup_table("users#by_group").fixed
+    table.apply([INSERT] * 3, [("bo", 1), ("al", 1), ("cy", 2)])
+    backend.commit()
+    assert table.lookup("by_group", [(1,), (2,), (3,)]) == [[("al", 1), ("bo", 1)], [("cy", 2)], []]
+
+
+def test_fixed_index_bytes_per_row(backend) -> None:
+    # 20,000 rows under 2,000 index keys: the old layout (index key + primary key per
+    # entry) took about 25 bytes a row; a DUPFIXED index stores each index key once
+    table = backend.indexed("lines", [0], {"by_item": [1, 2]}, LINE_TYPES)
+    for start in range(0, 20_000, 1000):
+        batch = [(n, n % 40, (n * 7) % 50, "x") for n in range(start, start + 1000)]
+        table.apply([INSERT] * len(batch), batch)
+        backend.commit()
+    sizes = {name: (entries, size) for name, entries, size in backend.stats()}
+    entries, size = sizes["lines#by_item"]
+    assert entries == 20_000
+    assert size < 18 * entries
+
+
+def test_appended_and_inserted_keys_in_one_commit(backend) -> None:
+    table = backend.table("t")
+    for key in (10, 20, 30):
+        table.put((key,), key)
+    backend.commit()
+    for key in (5, 20, 25, 30, 31, 40):  # before, equal to, between and past the stored keys
+        table.put((key,), -key)
+    table.delete((10,))
+    backend.commit({"b": 1, "a": 2})
+    assert table.items() == [
+        ((5,), -5),
+        ((20,), -20),
+        ((25,), -25),
+        ((30,), -30),
+        ((31,), -31),
+        ((40,), -40),
+    ]
+    assert (backend.meta("a"), backend.meta("b")) == (2, 1)
+
+
+def test_older_state_format_is_refused(tmp_path) -> None:
+    with StateBackend(tmp_path / "s"):
+        pass
+    env = lmdb.open(str(tmp_path / "s"), max_dbs=8)
+    with env.begin(write=True) as txn:
+        txn.put(FORMAT_KEY.encode(), orjson.dumps(1), db=env.open_db(META_DB, txn=txn))
+    env.close()
+    with pytest.raises(StateError, match="incompatible deltaflow.*state format.*new --state-dir"):
+        StateBackend(tmp_path / "s")
