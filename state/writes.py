@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from bisect import bisect_right
-
 import lmdb
 
 from deltaflow.formats.errors import StateError
@@ -14,20 +12,11 @@ MAX_KEY_BYTES = 511  # LMDB's compiled-in key size limit
 def write_items(
     txn: lmdb.Transaction, name: bytes, db: object, items: list[tuple[bytes, bytes | None]]
 ) -> None:
-    """Writes ``items`` (in ascending key order; a value None deletes its key).
-
-    The puts past the table's last key are appended (``MDB_APPEND``): LMDB then fills
-    each leaf page instead of splitting it in half, so keys that grow (a sequence, a
-    time) leave full pages behind."""
+    """Writes ``items`` (a value None deletes its key)."""
     puts = [(k, v) for k, v in items if v is not None]
     try:
         if puts:
-            cursor = txn.cursor(db=db)
-            tail = bisect_right(puts, cursor.key(), key=_first) if cursor.last() else 0
-            if tail:
-                cursor.putmulti(puts[:tail])
-            if tail < len(puts):
-                cursor.putmulti(puts[tail:], append=True)
+            txn.cursor(db=db).putmulti(puts)
         for key, value in items:
             if value is None:
                 txn.delete(key, db=db)
@@ -38,10 +27,6 @@ def write_items(
             f"{MAX_KEY_BYTES} bytes (a very long string in a GROUP BY, join or primary key); "
             "shorten that key column, e.g. with SUBSTRING or a hash"
         ) from None
-
-
-def _first(item: tuple[bytes, bytes]) -> bytes:
-    return item[0]
 
 
 def write_pairs(

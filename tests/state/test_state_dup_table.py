@@ -88,7 +88,7 @@ def test_fixed_index_bytes_per_row(backend) -> None:
     assert size < 18 * entries
 
 
-def test_appended_and_inserted_keys_in_one_commit(backend) -> None:
+def test_puts_around_stored_keys_and_deletes_in_one_commit(backend) -> None:
     table = backend.table("t")
     for key in (10, 20, 30):
         table.put((key,), key)
