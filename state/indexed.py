@@ -33,7 +33,7 @@ from deltaflow.formats.changelog import ADDS
 from deltaflow.formats.errors import StateError
 from deltaflow.formats.types import INTEGER_ROOTS, DataType
 from deltaflow.state.dup_table import DupTable
-from deltaflow.state.keys import encode_key
+from deltaflow.state.keys import decode_key, encode_key
 from deltaflow.state.table import DELETED
 from deltaflow.state.typed_keys import KeyCache, key_encoder
 
@@ -60,9 +60,9 @@ def _fixed_keys(key_columns: list[int], types: Sequence[DataType] | None) -> boo
     )
 
 
-def _dup_codec(key_columns: list[int], fixed: bool, encode_pk) -> tuple:
+def _dup_codec(key_columns: list[int], fixed: bool) -> tuple:
     """How an index stores a row's primary key as a duplicate: (duplicate of (row key bytes,
-    row), row key bytes of a duplicate or None when the duplicate is the row key).
+    row), primary key of a duplicate or None when the duplicate is the row key bytes).
 
     In a ``fixed`` index (``DUPFIXED``, made for a one-column integer key) it takes 9 bytes:
     a NULL flag, then the value plus 2**63 big-endian (the order of the key's encoding);
@@ -70,16 +70,26 @@ def _dup_codec(key_columns: list[int], fixed: bool, encode_pk) -> tuple:
     if not fixed:
         return (lambda kb, row: kb), None
     (column,) = key_columns
-    null_key = encode_pk((None,))
 
     def dup_of(kb: bytes, row: tuple) -> bytes:
         value = row[column]
         return _NULL_DUP if value is None else b"\x01" + (value + _BIAS).to_bytes(8, "big")
 
-    def key_of(dup: bytes) -> bytes:
-        return encode_pk((int.from_bytes(dup[1:], "big") - _BIAS,)) if dup[0] else null_key
+    def pk_of(dup: bytes) -> tuple:
+        return (int.from_bytes(dup[1:], "big") - _BIAS,) if dup[0] else (None,)
 
-    return dup_of, key_of
+    return dup_of, pk_of
+
+
+def stored_columns(key_columns: list[int], width: int) -> list[int]:
+    """The columns of a row of ``width`` columns that its stored value holds: all but the
+    primary key columns when those lead the row (the key holds them), else all."""
+    return list(range(_leading(key_columns), width))
+
+
+def _leading(key_columns: list[int]) -> int:
+    """How many primary key columns lead the row (all of them or none)."""
+    return len(key_columns) if list(key_columns) == list(range(len(key_columns))) else 0
 
 
 def _encoder(columns: list[int], types: Sequence[DataType] | None) -> Callable[[tuple], bytes]:
@@ -87,7 +97,7 @@ def _encoder(columns: list[int], types: Sequence[DataType] | None) -> Callable[[
 
 
 class _Index:
-    __slots__ = ("cache", "columns", "dup_of", "encode", "getter", "key_of", "table", "unique")
+    __slots__ = ("cache", "columns", "dup_of", "encode", "getter", "pk_of", "table", "unique")
 
     def __init__(self, columns: list[int], table: DupTable | None, encode, unique: bool) -> None:
         self.columns = list(columns)
@@ -97,7 +107,7 @@ class _Index:
         self.table = table  # None: a primary-key prefix, scanned on the row table
         self.unique = unique  # the whole primary key: one row at most per index key
         self.dup_of = None  # a secondary index: how it stores a primary key (_dup_codec)
-        self.key_of = None
+        self.pk_of = None
 
 
 class IndexedTable:
@@ -113,7 +123,8 @@ class IndexedTable:
         values: object | None = None,
     ) -> None:
         """``types``: the rows' column types, for compiled key encoders; ``values``: the
-        rows' value codec (a ``TypedValues``), if they have one type."""
+        codec (a ``TypedValues``) of the stored part of a row (``stored_columns``), if
+        that has one type."""
         if not key_columns:
             raise StateError(f"indexed table {name!r} needs at least one primary key column")
         if INDEX_SEPARATOR in name:
@@ -124,6 +135,8 @@ class IndexedTable:
         self._pk = key_getter(self.key_columns)
         self._types = None if types is None else list(types)
         self._encode_pk = _encoder(self.key_columns, self._types)
+        # primary key columns leading the row are not stored in the value (the key has them)
+        self._lead = _leading(self.key_columns)
         self._rows = backend.table(name, values)  # type: ignore[arg-type]
         self._indexes: dict[str, _Index] = {}
         for index_name, columns in indexes.items():
@@ -152,7 +165,8 @@ class IndexedTable:
         pks = list(map(self._pk, rows))
         distinct = list(dict.fromkeys(pks))
         encoded = list(map(self._encode_pk, distinct))
-        before = dict(zip(distinct, self._rows.get_many_encoded(encoded), strict=True))
+        stored = self._rows.get_many_encoded(encoded)
+        before = dict(zip(distinct, self._full(distinct, stored), strict=True))
         after = dict(before)
         contradictions = []
         adds = ADDS
@@ -168,8 +182,9 @@ class IndexedTable:
             for kb, (pk, new) in zip(encoded, after.items(), strict=True)
             if new is not before[pk]
         ]
+        lead = self._lead
         self._rows.put_many_encoded(
-            [(kb, DELETED if new is None else new) for kb, _, new in changed]
+            [(kb, DELETED if new is None else new[lead:]) for kb, _, new in changed]
         )
         for index in self._indexes.values():
             if index.table is not None and changed:
@@ -188,7 +203,7 @@ class IndexedTable:
         fixed = _fixed_keys(self.key_columns, self._types)
         table = self._backend.dup_table(f"{self.name}{INDEX_SEPARATOR}{name}", fixed)
         index = _Index(columns, table, encode, False)
-        index.dup_of, index.key_of = _dup_codec(self.key_columns, table.fixed, self._encode_pk)
+        index.dup_of, index.pk_of = _dup_codec(self.key_columns, table.fixed)
         txn = self._backend.read_txn()
         committed_match = txn.stat(table.db)["entries"] == txn.stat(self._rows.db)["entries"]
         if not committed_match or self._rows.has_pending():
@@ -198,8 +213,7 @@ class IndexedTable:
     def _rebuild(self, index: _Index) -> None:
         dup_of = index.dup_of
         fresh = [
-            (index.encode(index.getter(row)), dup_of(kb, row))
-            for kb, row in self._rows.scan_encoded(b"")
+            (index.encode(index.getter(row)), dup_of(kb, row)) for kb, row in self._scan_rows()
         ]
         index.table.update(index.table.pairs(), fresh)  # type: ignore[union-attr]
 
@@ -207,11 +221,27 @@ class IndexedTable:
 
     def get(self, pk: tuple) -> tuple | None:
         """The row with primary key ``pk``, or None."""
-        return self._rows.get(pk)
+        return self.get_many([pk])[0]
 
     def get_many(self, pks: list[tuple]) -> list[tuple | None]:
         """The rows of ``pks`` in input order."""
-        return self._rows.get_many(pks)
+        pks = [tuple(pk) for pk in pks]
+        return self._full(pks, self._rows.get_many(pks))  # type: ignore[arg-type]
+
+    def _full(self, pks: list[tuple], stored: list) -> list:
+        """The rows of primary keys ``pks`` from their ``stored`` values (None: absent)."""
+        if not self._lead:
+            return stored
+        return [
+            None if value is None else pk + value for pk, value in zip(pks, stored, strict=True)
+        ]
+
+    def _scan_rows(self, prefix: bytes = b"") -> list[tuple[bytes, tuple]]:
+        """(row key bytes, row) of every row whose key starts with ``prefix``, in order."""
+        found = list(self._rows.scan_encoded(prefix))
+        if not self._lead:
+            return found
+        return [(kb, decode_key(kb) + value) for kb, value in found]
 
     def lookup(self, index: str, keys: list[tuple]) -> list[list[tuple]]:
         """For each index key, the rows whose index columns equal it (in primary key order).
@@ -228,7 +258,8 @@ class IndexedTable:
         distinct = list(dict.fromkeys(keys))
         encoded = spec.cache.encode_many(distinct)
         if spec.unique:
-            found = [[] if r is None else [r] for r in self._rows.get_many_encoded(encoded)]
+            rows = self._full(distinct, self._rows.get_many_encoded(encoded))
+            found = [[] if r is None else [r] for r in rows]
         else:
             found = self._scan(spec, sorted(set(encoded)), encoded)
         if len(distinct) == len(keys):
@@ -239,19 +270,24 @@ class IndexedTable:
     def _scan(self, spec: _Index, prefixes: list[bytes], encoded: list[bytes]) -> list[list]:
         """The rows under each of ``encoded`` (``prefixes``: the same, sorted)."""
         if spec.table is None:
-            scanned = self._rows.scan_many(prefixes)
+            lead = self._lead
             by_prefix = {
-                p: [row for _, row in found] for p, found in zip(prefixes, scanned, strict=True)
+                p: [decode_key(kb) + row if lead else row for kb, row in found]
+                for p, found in zip(prefixes, self._rows.scan_many(prefixes), strict=True)
             }
             return [by_prefix[p] for p in encoded]
-        found = spec.table.lookup_many(prefixes)
-        key_of = spec.key_of
-        if key_of is not None:
-            found = [[key_of(dup) for dup in dups] for dups in found]
-        cuts = dict(zip(prefixes, found, strict=True))
-        pks = sorted({pk for found in cuts.values() for pk in found})
-        rows = dict(zip(pks, self._rows.get_many_encoded(pks), strict=True)) if pks else {}
-        return [[rows[pk] for pk in cuts[p]] for p in encoded]
+        cuts = dict(zip(prefixes, spec.table.lookup_many(prefixes), strict=True))
+        dups = sorted({dup for found in cuts.values() for dup in found})
+        if not dups:
+            return [[] for _ in encoded]
+        if spec.pk_of is not None:
+            pks = list(map(spec.pk_of, dups))
+            stored = self._rows.get_many_encoded(list(map(self._encode_pk, pks)))
+        else:
+            stored = self._rows.get_many_encoded(dups)
+            pks = list(map(decode_key, dups)) if self._lead else []
+        rows = dict(zip(dups, self._full(pks, stored), strict=True))
+        return [[rows[dup] for dup in cuts[p]] for p in encoded]
 
     def count(self) -> int:
         """The number of rows."""
@@ -259,7 +295,7 @@ class IndexedTable:
 
     def items(self) -> list[tuple[tuple, tuple]]:
         """Every (primary key, row) in key order (for tests and inspection)."""
-        return self._rows.items()
+        return [(decode_key(kb), row) for kb, row in self._scan_rows()]
 
     def _move(self, index: _Index, changed: list[tuple[bytes, tuple | None, tuple | None]]) -> None:
         """Moves the index entries of the changed rows (``(row key, old, new)``, None:

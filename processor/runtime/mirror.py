@@ -22,7 +22,7 @@ from deltaflow.processor.exprs.compile import compile_calc
 from deltaflow.processor.exprs.nodes import InputRef
 from deltaflow.processor.plan import Key, MirrorSide
 from deltaflow.processor.runtime.base import RuntimeContext, key_getter, row_shape
-from deltaflow.state.indexed import IndexedTable
+from deltaflow.state.indexed import IndexedTable, stored_columns
 from deltaflow.state.values import TypedValues
 
 _MIRRORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # backend -> {name: Mirror}
@@ -44,10 +44,12 @@ class Mirror:
         """The job's mirror named ``side.mirror``, with ``side``'s index added if new.
 
         ``types``: the scan row's column types (the first opener's count), for key
-        encoders compiled per column type and rows stored as typed msgpack."""
+        encoders compiled per column type and rows stored as typed msgpack (without the
+        primary key columns when they lead the row, see ``stored_columns``)."""
         mirrors = _MIRRORS.setdefault(backend, {})
         name = index_name(side.index)
-        shape = None if types is None else row_shape(types)
+        stored = [] if types is None else stored_columns(list(side.primary_key), len(types))
+        shape = None if types is None else row_shape([types[c] for c in stored])
         values = None if shape is None else TypedValues(shape)
         table = backend.indexed(
             side.mirror, list(side.primary_key), {name: list(side.index)}, types, values

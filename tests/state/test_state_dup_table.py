@@ -117,3 +117,36 @@ def test_older_state_format_is_refused(tmp_path) -> None:
     env.close()
     with pytest.raises(StateError, match="incompatible deltaflow.*state format.*new --state-dir"):
         StateBackend(tmp_path / "s")
+
+
+def test_rows_are_stored_without_leading_key_columns(tmp_path) -> None:
+    types = [parse_type(t) for t in ("INT", "INT", "STRING")]
+    rows = [(1, 1, "a"), (1, 2, "b"), (2, 1, "c")]
+    with StateBackend(tmp_path / "s") as b:
+        # items(merchant, item, name): PK (merchant, item); a bucket index on merchant
+        table = b.indexed("items", [0, 1], {"bucket": [0], "by_name": [2]}, types)
+        table.apply([INSERT] * 3, rows)
+        b.commit()
+        assert b.table("items").get((1, 2)) == ("b",)  # the key holds the key columns
+        assert table.get((1, 2)) == rows[1]
+        assert table.get_many([(2, 1), (3, 3)]) == [rows[2], None]
+        before, _ = table.apply_changes([UPDATE_BEFORE, UPDATE_AFTER], [rows[0], (1, 1, "z")])
+        assert before == {(1, 1): rows[0]}
+        b.commit()
+    with StateBackend(tmp_path / "s") as b:
+        table = b.indexed("items", [0, 1], {"bucket": [0], "by_name": [2]})
+        assert table.lookup("bucket", [(1,), (2,)]) == [[(1, 1, "z"), rows[1]], [rows[2]]]
+        assert table.lookup("by_name", [("c",), ("a",), ("z",)]) == [[rows[2]], [], [(1, 1, "z")]]
+        assert table.items() == [((1, 1), (1, 1, "z")), ((1, 2), rows[1]), ((2, 1), rows[2])]
+
+
+def test_rows_keep_a_key_that_does_not_lead(backend) -> None:
+    table = backend.indexed("orders", [1], {"by_customer": [0]})
+    table.apply([INSERT] * 2, [("ann", 7, 1.5), ("bob", 3, 2.5)])
+    backend.commit()
+    assert backend.table("orders").get((7,)) == ("ann", 7, 1.5)
+    assert table.lookup("by_customer", [("ann",), ("bob",)]) == [
+        [("ann", 7, 1.5)],
+        [("bob", 3, 2.5)],
+    ]
+    assert table.get((3,)) == ("bob", 3, 2.5)
