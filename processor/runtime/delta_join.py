@@ -42,7 +42,7 @@ _OUTER = {  # join type -> (left side outer, right side outer)
 _OUTER_KIND = (INSERT, DELETE, INSERT, DELETE)  # a change's kind on an outer side's rows
 _NONE: list[tuple] = []  # no matches (never appended to)
 _first = itemgetter(0)
-MEMO_KEYS = 200_000  # join keys remembered per side, then it starts over
+MEMO_KEYS = 100_000  # join keys remembered per side (rows kept in memory), then it starts over
 
 
 class JoinStep:
