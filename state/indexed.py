@@ -1,10 +1,12 @@
 """``IndexedTable``: the mirror of a CDC source table with a primary key.
 
-Rows live in the table ``<name>`` keyed by primary key. A secondary index lives in
-``<name>#<index>``, a ``DupTable`` (LMDB ``DUPSORT``): each ``encode_key(index
-columns)`` is stored once, with the ``encode_key(primary key)`` of its rows as sorted
-duplicates, so a lookup of an index key yields the primary keys of the matching rows
-in order, without decoding anything. An index whose columns are a prefix of the primary key
+Rows live in the table ``<name>`` keyed by primary key; when the primary key columns
+lead the row, the stored value leaves them out (the key holds them) and reads put them
+back. A secondary index lives in ``<name>#<index>``, a ``DupTable`` (LMDB ``DUPSORT``):
+each ``encode_key(index columns)`` is stored once, with the primary keys of its rows as
+sorted duplicates (a one-column integer key in 9 fixed bytes, ``DUPFIXED``; any other
+key as its ``encode_key`` bytes), so a lookup of an index key yields the primary keys
+of the matching rows in order. An index whose columns are a prefix of the primary key
 needs no structure of its own: it is a prefix scan of the row table (Fluss's
 ``bucket.key``).
 

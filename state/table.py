@@ -243,16 +243,3 @@ def _merged(stored: list, buffered: list[tuple[bytes, object]], decode, values: 
     if values:
         return sorted(merged.items(), key=_first)
     return sorted(merged)
-
-
-class KeysOnly:
-    """The value codec of a table whose keys are the data (an index): every value is
-    None, stored as no bytes; anything stored before reads as None too."""
-
-    @staticmethod
-    def encode(value: object) -> bytes:
-        return b""
-
-    @staticmethod
-    def decode(data: bytes) -> None:
-        return None
