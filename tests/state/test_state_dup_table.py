@@ -150,3 +150,26 @@ def test_rows_keep_a_key_that_does_not_lead(backend) -> None:
         [("bob", 3, 2.5)],
     ]
     assert table.get((3,)) == ("bob", 3, 2.5)
+
+
+def test_roll_back_of_a_mirror_restores_rows_and_index(tmp_path) -> None:
+    rows = [(1, 5, 1, "a"), (2, 5, 1, "b"), (3, 6, 2, "c")]
+    with StateBackend(tmp_path / "s") as b:
+        table = b.indexed("lines", [0], {"by_item": [1, 2]}, LINE_TYPES)
+        table.apply([INSERT] * 3, rows)
+        b.commit()
+        table.apply(
+            [UPDATE_BEFORE, UPDATE_AFTER, DELETE, INSERT],
+            [rows[0], (1, 6, 2, "a2"), rows[1], (4, 5, 1, "d")],
+        )
+        b.commit({"epoch": 2}, undo=True)
+        assert table.lookup("by_item", [(5, 1), (6, 2)]) == [
+            [(4, 5, 1, "d")],
+            [(1, 6, 2, "a2"), rows[2]],
+        ]
+    with StateBackend(tmp_path / "s") as b:  # a restart rolls the epoch back
+        b.roll_back()
+        table = b.indexed("lines", [0], {"by_item": [1, 2]}, LINE_TYPES)
+        assert table.lookup("by_item", [(5, 1), (6, 2)]) == [[rows[0], rows[1]], [rows[2]]]
+        assert table.items() == [((1,), rows[0]), ((2,), rows[1]), ((3,), rows[2])]
+        assert len(b.dup_table("lines#by_item")) == 3
