@@ -86,13 +86,16 @@ def test_a_source_with_a_group_id_does_not_hold_a_stopping_job_during_an_outage(
     proc, job = start(jobs, tmp_path, bootstrap, ", 'properties.group.id' = 'stopper'")
     produce(bootstrap, 0, 30)
     assert wait_for(bootstrap, {0: 10, 1: 10, 2: 10}) == {0: 10, 1: 10, 2: 10}, stderr_of(proc)
+    time.sleep(1)  # the acknowledgements reach the job and a checkpoint commits the offsets
     proxy.cut()
     time.sleep(3)  # the broker watch has noticed; the last positions await their commit
     assert proc.poll() is None, stderr_of(proc)[-3000:]
     code, stderr = stop_promptly(proc)
     # everything read was written and acknowledged before the cut: the last checkpoint
-    # needs nothing from the brokers, so the job ends as on any stop
-    assert code == 0, stderr[-3000:]
+    # needs nothing from the brokers, so the job ends as on any stop (on a loaded machine
+    # an acknowledgement may still have been on its way: then the flush is given up)
+    ours = [line for line in stderr.splitlines() if line.startswith("deltaflow: error")]
+    assert (code, ours) == (0, []) or (code == 2 and "asked to stop" in ours[0]), stderr[-3000:]
     proxy.restore()
     again = jobs.start(job, tmp_path / "state")
     produce(bootstrap, 30, 30)
