@@ -25,15 +25,15 @@ import orjson
 
 from deltaflow.formats.errors import StateError
 from deltaflow.state import undo as undo_log
-from deltaflow.state.dup_table import DupTable
 from deltaflow.state.indexed import IndexedTable
+from deltaflow.state.packed_index import PackedIndex
 from deltaflow.state.table import StateTable
 from deltaflow.state.values import TypedValues
-from deltaflow.state.writes import write_items, write_pairs
+from deltaflow.state.writes import write_items
 
 META_DB = b"__deltaflow__"
 FORMAT_KEY = "format"
-FORMAT_VERSION = 2  # 2: secondary indexes are DUPSORT tables (state.dup_table)
+FORMAT_VERSION = 3  # 3: secondary indexes are packed per index key (state.packed_index)
 MAX_DBS = 4096
 # The environments open in this process, by real path: LMDB forbids opening one twice.
 _OPEN: weakref.WeakValueDictionary[str, StateBackend] = weakref.WeakValueDictionary()
@@ -62,7 +62,7 @@ class StateBackend:
         self._env = _open_env(self.path, map_size, create and not readonly, durable, readonly)
         self._read: lmdb.Transaction | None = None
         self._tables: dict[str, StateTable] = {}
-        self._dup_tables: dict[str, DupTable] = {}
+        self._indexes: dict[str, PackedIndex] = {}
         self._mirrors: dict[str, IndexedTable] = {}
         self._dbs: dict[bytes, object] = {}
         self._meta_db = self._open_meta(create and not readonly)
@@ -82,16 +82,16 @@ class StateBackend:
             self._tables[name] = table
         return table
 
-    def dup_table(self, name: str, fixed: bool = False) -> DupTable:
-        """The named table of (key, duplicate) pairs (a ``DUPSORT`` sub-database);
-        ``fixed``: every duplicate has one size (``DUPFIXED``: stored without headers)."""
-        table = self._dup_tables.get(name)
-        if table is None:
+    def packed_index(self, name: str, fixed: bool = False) -> PackedIndex:
+        """The named secondary index (``deltaflow.state.packed_index``), created on first
+        use; ``fixed``: a new one packs primary keys of 9 bytes (an existing one keeps
+        the layout it was written with)."""
+        index = self._indexes.get(name)
+        if index is None:
             _check_name(name)
-            db = self.db(name.encode(), create=True, dupsort=True, dupfixed=fixed)
-            table = DupTable(self, name, db)
-            self._dup_tables[name] = table
-        return table
+            index = PackedIndex(self, name, fixed)
+            self._indexes[name] = index
+        return index
 
     def indexed(
         self,
@@ -129,21 +129,15 @@ class StateBackend:
                 )
         return mirror
 
-    def db(
-        self, name: bytes, *, create: bool, dupsort: bool = False, dupfixed: bool = False
-    ) -> object:
-        """The handle of a sub-database (opened once per environment); ``dupsort`` and
-        ``dupfixed``: a new one keeps sorted duplicates (of one size); an existing one
-        keeps the flags it was created with."""
+    def db(self, name: bytes, *, create: bool) -> object:
+        """The handle of a sub-database (opened once per environment)."""
         handle = self._dbs.get(name)
         if handle is None:
             self._check_process()
             self.end_read()  # a read transaction sees only handles opened before it began
             while handle is None:
                 try:
-                    handle = self._env.open_db(
-                        name, create=create, dupsort=dupsort, dupfixed=dupfixed
-                    )
+                    handle = self._env.open_db(name, create=create)
                 except lmdb.NotFoundError:
                     raise StateError(
                         f"state directory {self.path} has no table {name.decode()!r}"
@@ -175,20 +169,14 @@ class StateBackend:
         With ``undo``, the transaction also saves the before-image of every key it
         writes (see ``deltaflow.state.undo``), until ``forget_undo`` or ``roll_back``.
         """
-        tables = [*self._tables.values(), *self._dup_tables.values()]
         writes = [
-            (t.name.encode(), t.db, t.pending(), t.dupsort) for t in tables if t.has_pending()
+            (t.name.encode(), t.db, t.pending()) for t in self._tables.values() if t.has_pending()
         ]
-        writes.append((META_DB, self._meta_db, _meta_items(meta), False))
+        writes.append((META_DB, self._meta_db, _meta_items(meta)))
         undo_db = self.db(undo_log.UNDO_DB, create=True) if undo else None
 
         def body(txn: lmdb.Transaction) -> None:
-            for name, db, items, dupsort in writes:
-                if dupsort:
-                    if undo_db is not None:
-                        undo_log.record_pairs(txn, undo_db, name, db, items)
-                    write_pairs(txn, name, db, items)
-                    continue
+            for name, db, items in writes:
                 if undo_db is not None:
                     undo_log.record(txn, undo_db, name, db, items)
                 write_items(txn, name, db, items)
@@ -248,8 +236,6 @@ class StateBackend:
     def discard(self) -> None:
         """Drop every buffered, uncommitted write."""
         for table in self._tables.values():
-            table.clear()
-        for table in self._dup_tables.values():
             table.clear()
 
     # -- metadata -------------------------------------------------------------
@@ -311,7 +297,7 @@ class StateBackend:
         if self._env is not None:
             self.end_read()
             self._tables.clear()
-            self._dup_tables.clear()
+            self._indexes.clear()
             self._mirrors.clear()
             self._env.close()
             self._env = None

@@ -2,16 +2,16 @@
 
 Rows live in the table ``<name>`` keyed by primary key; when the primary key columns
 lead the row, the stored value leaves them out (the key holds them) and reads put them
-back. A secondary index lives in ``<name>#<index>``, a ``DupTable`` (LMDB ``DUPSORT``):
-each ``encode_key(index columns)`` is stored once, with the primary keys of its rows as
-sorted duplicates (a one-column integer key in 9 fixed bytes, ``DUPFIXED``; any other
-key as its ``encode_key`` bytes), so a lookup of an index key yields the primary keys
-of the matching rows in order. An index whose columns are a prefix of the primary key
+back. A secondary index lives in ``<name>#<index>``, a ``PackedIndex``: one entry per
+``encode_key(index columns)``, its value the sorted primary keys of its rows packed
+together (a one-column integer key in 9 fixed bytes; any other key as its
+``encode_key`` bytes), so a lookup of an index key yields the primary keys of the
+matching rows in order. An index whose columns are a prefix of the primary key
 needs no structure of its own: it is a prefix scan of the row table (Fluss's
 ``bucket.key``).
 
-Every row has exactly one entry in each secondary index, so an index whose
-committed entry count differs from the row count (new, or built by a run that
+Every row has exactly one pair in each secondary index, so an index whose
+committed pair count differs from the row count (new, or built by a run that
 stopped before its commit) is rebuilt from the rows when the table is opened.
 
 A batch is applied per distinct primary key: the stored rows of the batch's keys
@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 from deltaflow.formats.changelog import ADDS
 from deltaflow.formats.errors import StateError
 from deltaflow.formats.types import INTEGER_ROOTS, DataType
-from deltaflow.state.dup_table import DupTable
 from deltaflow.state.keys import decode_key, encode_key
+from deltaflow.state.packed_index import PackedIndex
 from deltaflow.state.table import DELETED
 from deltaflow.state.typed_keys import KeyCache, key_encoder
 
@@ -66,9 +66,9 @@ def _dup_codec(key_columns: list[int], fixed: bool) -> tuple:
     """How an index stores a row's primary key as a duplicate: (duplicate of (row key bytes,
     row), primary key of a duplicate or None when the duplicate is the row key bytes).
 
-    In a ``fixed`` index (``DUPFIXED``, made for a one-column integer key) it takes 9 bytes:
-    a NULL flag, then the value plus 2**63 big-endian (the order of the key's encoding);
-    LMDB packs such duplicates with no per-entry header."""
+    In a ``fixed`` index (made for a one-column integer key) it takes 9 bytes: a NULL
+    flag, then the value plus 2**63 big-endian (the order of the key's encoding); the
+    index packs such keys with no length prefix."""
     if not fixed:
         return (lambda kb, row: kb), None
     (column,) = key_columns
@@ -101,7 +101,7 @@ def _encoder(columns: list[int], types: Sequence[DataType] | None) -> Callable[[
 class _Index:
     __slots__ = ("cache", "columns", "dup_of", "encode", "getter", "pk_of", "table", "unique")
 
-    def __init__(self, columns: list[int], table: DupTable | None, encode, unique: bool) -> None:
+    def __init__(self, columns: list[int], table: PackedIndex | None, encode, unique: bool) -> None:
         self.columns = list(columns)
         self.getter = key_getter(self.columns)
         self.encode = encode
@@ -203,11 +203,11 @@ class IndexedTable:
             self._indexes[name] = _Index(columns, None, encode, unique)
             return
         fixed = _fixed_keys(self.key_columns, self._types)
-        table = self._backend.dup_table(f"{self.name}{INDEX_SEPARATOR}{name}", fixed)
+        table = self._backend.packed_index(f"{self.name}{INDEX_SEPARATOR}{name}", fixed)
         index = _Index(columns, table, encode, False)
         index.dup_of, index.pk_of = _dup_codec(self.key_columns, table.fixed)
-        txn = self._backend.read_txn()
-        committed_match = txn.stat(table.db)["entries"] == txn.stat(self._rows.db)["entries"]
+        rows = self._backend.read_txn().stat(self._rows.db)["entries"]
+        committed_match = table.committed_len() == rows
         if not committed_match or self._rows.has_pending():
             self._rebuild(index)
         self._indexes[name] = index

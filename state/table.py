@@ -26,8 +26,6 @@ _MISSING = object()
 class StateTable:
     """A keyed table with write-back buffering; see the module docstring."""
 
-    dupsort = False  # one value per key (``DupTable`` keeps sorted duplicates)
-
     def __init__(
         self, backend: StateBackend, name: str, db: object, values: TypedValues | None = None
     ) -> None:

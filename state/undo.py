@@ -9,10 +9,9 @@ transaction; forgetting drops them.
 
 Images live in the sub-database ``__undo__`` under 8-byte sequence numbers (so
 no key length limit applies); each value is ``<4-byte name length><table name>
-<4-byte key length><key><b'+' old value | b'-'>``; a pair of a ``DUPSORT`` table
-(``deltaflow.state.dup_table``) has the image ``b'*' duplicate`` (the pair was there)
-or ``b'/' duplicate`` (it was not). Roll-back applies images newest first, so that the
-oldest image of a key (or pair) wins.
+<4-byte key length><key><b'+' old value | b'-'>``. Roll-back applies images newest
+first, so that the oldest image of a key wins. A secondary index is an ordinary table
+(``deltaflow.state.packed_index``): its images are whole index entries.
 """
 
 from __future__ import annotations
@@ -47,25 +46,6 @@ def record(
     txn.cursor(db=undo_db).putmulti(images, append=True)
 
 
-def record_pairs(
-    txn: lmdb.Transaction,
-    undo_db: object,
-    name: bytes,
-    db: object,
-    items: list[tuple[bytes, bytes, bool]],
-) -> None:
-    """Save whether each (key, duplicate) pair of ``items`` is there before it is written."""
-    cursor = txn.cursor(db=db)
-    seq = txn.stat(undo_db)["entries"]
-    head = _LEN.pack(len(name)) + name
-    images = []
-    for key, dup, _ in items:
-        image = (b"*" if cursor.set_key_dup(key, dup) else b"/") + dup
-        images.append((_SEQ.pack(seq), head + _LEN.pack(len(key)) + key + image))
-        seq += 1
-    txn.cursor(db=undo_db).putmulti(images, append=True)
-
-
 def tables(txn: lmdb.Transaction, undo_db: object) -> set[bytes]:
     """The names of the tables with images to roll back."""
     return {_split(value)[0] for value in txn.cursor(db=undo_db).iternext(keys=False)}
@@ -76,15 +56,10 @@ def roll_back(txn: lmdb.Transaction, undo_db: object, handles: dict[bytes, objec
     count = 0
     for value in txn.cursor(db=undo_db).iterprev(keys=False):
         name, key, image = _split(value)
-        tag = image[:1]
-        if tag == b"+":
+        if image[:1] == b"+":
             txn.put(key, image[1:], db=handles[name])
-        elif tag == b"-":
-            txn.delete(key, db=handles[name])
-        elif tag == b"*":
-            txn.put(key, image[1:], dupdata=True, db=handles[name])
         else:
-            txn.delete(key, image[1:], db=handles[name])
+            txn.delete(key, db=handles[name])
         count += 1
     txn.drop(undo_db, delete=False)
     return count

@@ -27,24 +27,3 @@ def write_items(
             f"{MAX_KEY_BYTES} bytes (a very long string in a GROUP BY, join or primary key); "
             "shorten that key column, e.g. with SUBSTRING or a hash"
         ) from None
-
-
-def write_pairs(
-    txn: lmdb.Transaction, name: bytes, db: object, items: list[tuple[bytes, bytes, bool]]
-) -> None:
-    """Writes ``DupTable.pending()`` items: adds the present (key, duplicate) pairs and
-    deletes the absent ones."""
-    try:
-        puts = [(key, dup) for key, dup, present in items if present]
-        if puts:
-            txn.cursor(db=db).putmulti(puts, dupdata=True)
-        for key, dup, present in items:
-            if not present:
-                txn.delete(key, dup, db=db)
-    except lmdb.BadValsizeError:
-        longest = max(max(len(key), len(dup)) for key, dup, _ in items)
-        raise StateError(
-            f"state table {name.decode()!r}: an index key or primary key of {longest} bytes is "
-            f"over LMDB's limit of {MAX_KEY_BYTES} bytes (a very long string in a join or "
-            "primary key); shorten that key column, e.g. with SUBSTRING or a hash"
-        ) from None

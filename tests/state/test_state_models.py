@@ -104,5 +104,5 @@ def test_indexed_table_matches_recomputed_lookup(batches: list, commit_each: boo
             ]
             assert mirror.count() == len(model)
         backend.commit()
-        assert len(backend.table("r#by_group")) == len(model)
-        assert len(backend.table("r#by_value_group")) == len(model)
+        assert len(backend.packed_index("r#by_group")) == len(model)
+        assert len(backend.packed_index("r#by_value_group")) == len(model)
