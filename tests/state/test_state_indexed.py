@@ -129,7 +129,7 @@ def test_index_left_incomplete_by_a_crash_is_rebuilt(tmp_path) -> None:
         b.commit()
         index = b.table("orders#by_customer")
         index.delete(("a",))  # an index key and its pair lost, the pair count agreeing
-        index.put_encoded(EMPTY, struct.pack(">?Q", False, 1))
+        index.put_encoded(EMPTY, [struct.pack(">?Q", False, 1)])
         b.commit()
     with StateBackend(tmp_path / "s") as b:
         table = b.indexed("orders", [0], {"by_customer": [1]})
