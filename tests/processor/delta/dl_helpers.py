@@ -3,6 +3,7 @@ comparing delta operators with the regular ones on the same input."""
 
 from __future__ import annotations
 
+import random
 import tempfile
 from collections import Counter
 
@@ -111,3 +112,25 @@ def find(sql: str, cls: type) -> P.Node | None:
             return node
         todo.extend(node.inputs)
     return None
+
+
+def debezium_history(
+    rng: random.Random, keys, make, n: int, deletes: float
+) -> tuple[list[dict], dict]:
+    """Debezium events (c/u/d) of ``n`` random changes to ``keys`` (``make(key)`` gives a
+    new row; a change of a live key is a delete with probability ``deletes``), and the
+    table they leave."""
+    live: dict = {}
+    events = []
+    for _ in range(n):
+        key = rng.choice(keys)
+        after = make(key)
+        if key not in live:
+            events.append({"op": "c", "before": None, "after": after})
+            live[key] = after
+        elif rng.random() < deletes:
+            events.append({"op": "d", "before": live.pop(key), "after": None})
+        else:
+            events.append({"op": "u", "before": live[key], "after": after})
+            live[key] = after
+    return events, live

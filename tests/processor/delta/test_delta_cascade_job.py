@@ -9,6 +9,7 @@ import json
 import random
 
 from confluent_kafka import Producer
+from dl_helpers import debezium_history
 from tests_support import fold_upsert_topic
 
 from deltaflow.connectors.broker import ensure_topics
@@ -38,21 +39,7 @@ LEFT JOIN regions AS r ON c.region_id = r.region_id;
 
 
 def history(rng: random.Random, keys, make, n: int) -> tuple[list[dict], dict]:
-    """Debezium events (c/u/d) of ``n`` random changes, and the table they leave."""
-    live: dict = {}
-    events = []
-    for _ in range(n):
-        key = rng.choice(keys)
-        after = make(key)
-        if key not in live:
-            events.append({"op": "c", "before": None, "after": after})
-            live[key] = after
-        elif rng.random() < 0.25:
-            events.append({"op": "d", "before": live.pop(key), "after": None})
-        else:
-            events.append({"op": "u", "before": live[key], "after": after})
-            live[key] = after
-    return events, live
+    return debezium_history(rng, keys, make, n, deletes=0.25)
 
 
 def expected_table(orders: dict, customers: dict, regions: dict) -> dict:

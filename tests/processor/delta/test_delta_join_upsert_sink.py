@@ -11,6 +11,7 @@ import json
 import random
 
 from confluent_kafka import Producer
+from dl_helpers import debezium_history
 from tests_support import fold_upsert_topic
 
 from deltaflow.connectors.broker import ensure_topics
@@ -39,20 +40,7 @@ JOIN items AS i ON o.merchant_id = i.merchant_id AND o.item_id = i.item_id;
 
 
 def history(rng: random.Random, keys, make, n: int) -> tuple[list[dict], dict]:
-    live: dict = {}
-    events = []
-    for _ in range(n):
-        key = rng.choice(keys)
-        after = make(key)
-        if key not in live:
-            events.append({"op": "c", "before": None, "after": after})
-            live[key] = after
-        elif rng.random() < 0.2:
-            events.append({"op": "d", "before": live.pop(key), "after": None})
-        else:
-            events.append({"op": "u", "before": live[key], "after": after})
-            live[key] = after
-    return events, live
+    return debezium_history(rng, keys, make, n, deletes=0.2)
 
 
 def test_delta_join_into_order_keyed_sink(broker, new_topic, tmp_path):
