@@ -234,22 +234,3 @@ class KafkaSink:
 
     def close(self) -> None:
         self.writer.close()
-
-
-def produce_dead_letters(
-    opts: TableOptions, producer: Producer, topic: str | None, letters, key_of
-) -> None:
-    """Each undecodable record to the dead-letter topic: its raw value and original key,
-    with headers naming where it came from and why it failed; flushed before returning."""
-    for src_topic, part, offset, value, reason in letters:
-        headers = [
-            ("deltaflow.topic", str(src_topic).encode()),
-            ("deltaflow.partition", str(part).encode()),
-            ("deltaflow.offset", str(offset).encode()),
-            ("deltaflow.reason", reason.encode("utf-8", errors="replace")),
-        ]
-        producer.produce(topic, value, key_of.get(offset), headers=headers)
-    if producer.flush(30):
-        raise ConnectorError(
-            f"table '{opts.table}': dead letters to topic '{topic}' were not acknowledged within 30s"
-        )

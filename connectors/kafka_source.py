@@ -13,6 +13,7 @@ from collections.abc import Callable
 from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 
 from deltaflow.connectors import kafka_client
+from deltaflow.connectors.dead_letters import DeadLetterWriter
 from deltaflow.connectors.kafka_offsets import Bounds, Resolver, bounded_mode, startup_mode
 from deltaflow.connectors.layout import Layout, assemble_rows, decode_with_origins, key_rows
 from deltaflow.connectors.options import TableOptions
@@ -45,7 +46,11 @@ class KafkaSource:
         self.done: set[tuple[str, int]] = set()
         self.opened_at: dict[tuple[str, int], int] = {}
         self.consumer = None
-        self.dead_producer = None
+        self.dead_letter_writer = (
+            DeadLetterWriter(opts, conf, layout.dead_letter_topic)
+            if layout.dead_letter_topic
+            else None
+        )
         self._committing: list = []
         self.value_decoder, self.key_decoder = layout.decoders(opts.table)
         self.build: RowBuilder = self._build_rows
@@ -247,9 +252,8 @@ class KafkaSource:
         return assemble_rows(self.layout, batch, origins, keys, raw, headers)
 
     def _dead_letters(self, raw: RawBatch) -> None:
-        """Routes the records the decoders refused, with their original key and value."""
-        from deltaflow.connectors.kafka_sink import produce_dead_letters
-
+        """Routes the records the decoders refused, with their original key and value
+        (the job flushes them with its checkpoint: ``connectors/dead_letters.py``)."""
         letters = list(self.value_decoder.dead_letters)
         self.value_decoder.dead_letters.clear()
         if self.key_decoder is not None:
@@ -257,12 +261,8 @@ class KafkaSource:
             for topic, part, off, _, reason in self.key_decoder.dead_letters:
                 letters.append((topic, part, off, value_of.get(off), f"record key: {reason}"))
             self.key_decoder.dead_letters.clear()
-        if self.dead_producer is None:
-            self.dead_producer = kafka_client.producer(self.opts, self.conf, {"linger.ms": 5})
         key_of = dict(zip(raw.offsets, raw.keys, strict=False))
-        produce_dead_letters(
-            self.opts, self.dead_producer, self.layout.dead_letter_topic, letters, key_of
-        )
+        self.dead_letter_writer.send(letters, key_of)  # type: ignore[union-attr]
 
     def position(self) -> dict:
         offsets: dict[str, dict[str, int]] = {}
@@ -303,9 +303,8 @@ class KafkaSource:
         return done, sum(max(0, b.end - self.opened_at[tp]) for tp, b in self.bounds.items())  # type: ignore[operator]
 
     def close(self) -> None:
-        if self.dead_producer is not None:
-            self.dead_producer.flush(10)
-            self.dead_producer = None
+        if self.dead_letter_writer is not None:
+            self.dead_letter_writer.close()
         if self.consumer is not None:
             consumer, last = self.consumer, self._committing
             self.consumer = None

@@ -133,6 +133,7 @@ class Job:
         self.presence: dict = {}  # table -> its check of unknown primary keys
         self.presence_report: key_presence.PresenceReport | None = None
         self.sinks: dict = {}
+        self.dead_letters: list = []  # the sources' dead-letter writers, flushed with the sinks
         self.partitioned: dict = {}  # scan -> its per-partition watermarks (Kafka, WATERMARK)
         self.txn: EpochTransactions | None = None
         self.watch: BrokerWatch | None = None
@@ -210,6 +211,7 @@ class Job:
             spec = source_spec(scan, demanded.get(scan.node_id))
             source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
             self.sources[scan.node_id] = source
+            self._route_dead_letters(source)
             check = key_presence.install(source, scan, self.backend, unknown_keys, not resume)
             if check is not None:
                 self.presence[scan.table] = check
@@ -222,8 +224,30 @@ class Job:
             spec = lookup_spec(node)
             source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
             self.lookups[table] = source
+            self._route_dead_letters(source)
             source.open(resume.get(LOOKUP_PREFIX + table))
             self._drain_lookup(table)
+
+    def _route_dead_letters(self, source) -> None:
+        """A source's dead letters wait for the brokers as the sinks do, and go into the
+        job's exactly-once transaction when it is on their cluster (GUARANTEES.md)."""
+        writer = getattr(source, "dead_letter_writer", None)
+        if writer is None:
+            return
+        writer.bind_patience(self._patience_for)
+        self.dead_letters.append(writer)
+        if self.txn is None:
+            return
+        if writer.servers == self.txn.request.conf.get("bootstrap.servers"):
+            writer.join_transaction(self.txn.producer, self.txn.begin)
+            return
+        print(
+            f"deltaflow: table '{writer.opts.table}': its dead letters go to brokers "
+            f"({writer.servers}) other than those of the exactly-once sinks' transaction, "
+            "so they are written at-least-once (an epoch redone after a crash writes its "
+            "letters again)",
+            file=sys.stderr,
+        )
 
     def _drain_lookup(self, table: str) -> None:
         """Reads a looked-up table up to its present end, so probes see it loaded."""
@@ -335,6 +359,9 @@ class Job:
         crash.point("step0")
         for sink in self.sinks.values():
             sink.flush(self.broker_timeout_s)
+        for writer in self.dead_letters:  # letters in the transaction make it worth a commit
+            if writer.flush(self.broker_timeout_s) and writer.transactional:
+                self._txn_dirty = True
         crash.point("step1")
         epoch = self.epoch + 1
         offsets = {str(k): s.position() for k, s in self.sources.items()}
