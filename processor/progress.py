@@ -1,4 +1,5 @@
-"""The catch-up progress line on a terminal: offsets done / end per source, events/s."""
+"""The catch-up progress line on a terminal: offsets done / end per source, events/s,
+checkpoints, and the deletes of unknown primary keys once there are any."""
 
 from __future__ import annotations
 
@@ -32,8 +33,16 @@ class Display:
         parts = []
         for scan in self.job.scans:
             done, end = self.job.sources[scan.node_id].progress()
-            parts.append(f"{scan.table} {done}/{end}" if end is not None else f"{scan.table} {done}")
-        return " | ".join(parts) + f" | {rate:,.0f} events/s | checkpoints {self.job.stats.checkpoints}"
+            parts.append(
+                f"{scan.table} {done}/{end}" if end is not None else f"{scan.table} {done}"
+            )
+        parts.append(f"{rate:,.0f} events/s")
+        parts.append(f"checkpoints {self.job.stats.checkpoints}")
+        # 'deltaflow.unknown-key-delete' = count/policy: shown once there is one
+        unknown = sum(check.unknown for check in self.job.presence.values())
+        if unknown:
+            parts.append(f"unknown-key deletes {unknown:,}")
+        return " | ".join(parts)
 
     def close(self) -> None:
         if self.shown:
