@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import random
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -181,3 +183,40 @@ def test_sigterm_while_the_dead_letter_flush_waits_for_a_gone_broker_stops_withi
     assert again.wait(30) == 0, stderr_of(again)[-3000:]
     letters = committed_records(bootstrap, "dlq")
     assert letters and {(key, value) for _, key, value, _ in letters} == {(b"bad", CUT_OFF)}
+
+
+TWO_CLUSTERS = """
+CREATE TABLE orders (id INT, merchant INT, PRIMARY KEY (id) NOT ENFORCED) WITH (
+  'connector' = 'kafka', 'topic' = '{orders}', 'properties.bootstrap.servers' = '{source}',
+  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
+  'format' = 'debezium-json', 'deadletter.topic' = '{dlq}');
+CREATE TABLE counts (merchant INT, cnt BIGINT) WITH (
+  'connector' = 'kafka', 'topic' = 'totals', 'properties.bootstrap.servers' = '{sink}',
+  'format' = 'debezium-json', 'sink.delivery-guarantee' = 'exactly-once',
+  'sink.transactional-id-prefix' = '{prefix}');
+INSERT INTO counts SELECT merchant, COUNT(*) FROM orders GROUP BY merchant;
+"""
+
+
+def test_dead_letters_on_another_cluster_than_the_transaction_are_at_least_once(
+    names, proxied, tmp_path
+):
+    """One transaction cannot span two clusters: the job says so at start and writes the
+    letters with their own producer (GUARANTEES.md)."""
+    source, sink = names["bootstrap"], proxied[0]
+    producer = Producer({"bootstrap.servers": source})
+    for i in range(POISON_EVERY):
+        key, value = record(i)
+        producer.produce(names["orders"], value, key)
+    assert producer.flush(10) == 0
+    job = tmp_path / "two.sql"
+    job.write_text(TWO_CLUSTERS.format(source=source, sink=sink, **names))
+    cmd = [sys.executable, "-m", "deltaflow.processor", "run", str(job), "--quiet"]
+    done = subprocess.run(
+        [*cmd, "--state-dir", str(tmp_path / "state")], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = [line for line in done.stderr.splitlines() if "dead letters" in line]
+    assert len(said) == 1 and f"({source})" in said[0] and "at-least-once" in said[0], said
+    assert letter_offsets(source, names["dlq"]) == [POISON_EVERY - 1]
+    assert counts_from_log(sink, "totals") == {0: 2, 1: 2, 2: 2, 3: 2, 4: 1}  # orders 0-8
