@@ -16,9 +16,18 @@ record, in order, Flink's rules:
 
 The non-equi ``condition`` filters the pairs; a NULL in a join key matches nothing.
 State is read once per distinct key of the batch and written once per touched key.
+
+A side whose input has a unique key (Flink's ``HasUniqueKey`` and
+``JoinKeyContainsUniqueKey`` input specs) holds its rows by that key, as Flink's
+unique-key state views do: an addition puts the row under its key (replacing any row
+there, one copy), a retraction removes the key. A side without one holds a multiset
+of whole rows (Flink's ``NoUniqueKey`` view).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from operator import itemgetter
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
 from deltaflow.processor.exprs.compile import compile_predicate
@@ -46,25 +55,29 @@ CACHED_KEYS = 200_000
 
 
 class _Side:
-    """One input's rows by join key: key -> {row: [copies, matches, row]}.
+    """One input's rows by join key: key -> {entry key: [copies, matches, row]}.
 
-    Rows with ARRAY/MAP columns are entered under a hashable copy (``freeze``). The
-    entries of recently used keys stay decoded in ``cache``, so a key changed in
-    batch after batch is read and rebuilt from state once.
+    The entry key is the row's unique key (``unique``, see the module docstring) or
+    else the row itself; rows with ARRAY/MAP columns are entered under a hashable copy
+    (``freeze``). The entries of recently used keys stay decoded in ``cache``, so a key
+    changed in batch after batch is read and rebuilt from state once.
     """
 
-    def __init__(self, table, types: list, outer: bool) -> None:
+    def __init__(self, table, types: list, outer: bool, unique_keys: tuple = ()) -> None:
         self.table = table
         self.nulls = (None,) * len(types)
         self.outer = outer
         self.freeze = row_freezer(types)
+        self.unique = _unique_getter(types, unique_keys)
         self.loaded: dict[tuple, dict[tuple, list]] = {}
         self.cache: dict[tuple, dict[tuple, list]] = {}
         self.live = False  # the table takes the entries dicts themselves (see _table)
         self.cache_limit = CACHED_KEYS  # 0 with state TTL: expiry is decided by the table
         self.dirty: set[tuple] = set()
 
-    def entry_key(self, row: tuple) -> tuple:
+    def entry_key(self, row: tuple) -> object:
+        if self.unique is not None:
+            return self.unique(row)
         return row if self.freeze is None else self.freeze(row)
 
     def load(self, encoded: dict[tuple, bytes]) -> None:
@@ -75,17 +88,17 @@ class _Side:
             cache.clear()
             missing = list(encoded)
         if missing:
-            freeze = self.freeze
+            entry_key = self.unique or self.freeze
             stored = self.table.get_many_encoded([encoded[key] for key in missing])
             for key, raw in zip(missing, stored, strict=True):
                 if raw is None:
                     cache[key] = {}
                 elif type(raw) is dict:
                     cache[key] = raw  # this side's live entries, buffered until the commit
-                elif freeze is None:
+                elif entry_key is None:
                     cache[key] = {r: [n, m, r] for r, n, m in raw}
                 else:
-                    cache[key] = {freeze(r): [n, m, r] for r, n, m in raw}
+                    cache[key] = {entry_key(r): [n, m, r] for r, n, m in raw}
         for key in encoded:
             loaded[key] = cache[key]
 
@@ -98,6 +111,17 @@ class _Side:
                 self.table.delete_encoded(encoded[key])
         self.dirty.clear()
         self.loaded.clear()
+
+
+def _unique_getter(types: list, unique_keys: tuple) -> Callable[[tuple], object] | None:
+    """The entry key of a side with a unique key: its shortest unique key's columns (one
+    column: the value itself); None without one, or when a key column is not hashable."""
+    if not unique_keys:
+        return None
+    columns = min(unique_keys, key=len)
+    if not columns or row_freezer([types[i] for i in columns]) is not None:
+        return None
+    return itemgetter(*columns)
 
 
 def _listed(entries: dict[tuple, list]) -> list[tuple]:
@@ -124,9 +148,15 @@ class JoinOperator(Operator):
         live = ctx.state_ttl_ms <= 0  # with TTL the table stamps each write: list it then
         left, right = node.inputs[0].types, node.inputs[1].types
         self.sides = (
-            _Side(_table(backend, f"{prefix}:left", left, live), left, left_outer),
-            _Side(_table(backend, f"{prefix}:right", right, live), right, right_outer),
-        )
+            _Side(
+                _table(backend, f"{prefix}:left", left, live), left, left_outer,
+                node.left_unique_keys,
+            ),
+            _Side(
+                _table(backend, f"{prefix}:right", right, live), right, right_outer,
+                node.right_unique_keys,
+            ),
+        )  # fmt: skip
         for side, types in zip(self.sides, (left, right), strict=True):
             side.live = live and row_shape(types) is not None
         self.key_of = (key_getter(node.left_keys), key_getter(node.right_keys))
@@ -151,7 +181,8 @@ class JoinOperator(Operator):
         other.load(encoded)
         out = Batch()
         if self.fused:
-            _inner(out, batch.kinds, batch.rows, keys, mine, other, is_left)
+            inner = _inner if mine.unique is None else _inner_unique
+            inner(out, batch.kinds, batch.rows, keys, mine, other, is_left)
         else:
             for kind, row, key in zip(batch.kinds, batch.rows, keys, strict=True):
                 self._one(out, kind, row, key, mine, other, is_left)
@@ -202,6 +233,8 @@ class JoinOperator(Operator):
         n_matched = sum(e[0] for e in matches)
         if entry is None:
             entries[rk] = [1, n_matched, row]
+        elif mine.unique is not None:  # the row of this unique key is replaced
+            entry[1], entry[2] = n_matched, row
         else:
             entry[0] += 1
             entry[1] = n_matched
@@ -279,6 +312,30 @@ def _inner(out: Batch, kinds, rows, keys, mine: _Side, other: _Side, is_left: bo
             else:
                 entry[0] -= 1
         for copies, _, other_row in matches.values():
+            joined = row + other_row if is_left else other_row + row
+            if copies == 1:
+                out_kinds.append(kind)
+                out_rows.append(joined)
+            else:
+                out_kinds.extend([kind] * copies)
+                out_rows.extend([joined] * copies)
+
+
+def _inner_unique(out: Batch, kinds, rows, keys, mine: _Side, other: _Side, is_left: bool) -> None:
+    """``_inner`` for a side with a unique key: an addition puts the row under its key,
+    a retraction removes the key (the matches count is not kept: an INNER join never
+    reads it)."""
+    out_kinds, out_rows = out.kinds, out.rows
+    mine_loaded, other_loaded, unique = mine.loaded, other.loaded, mine.unique
+    mine.dirty.update(keys)
+    for kind, row, key in zip(kinds, rows, keys, strict=True):
+        if ADDS[kind]:
+            mine_loaded[key][unique(row)] = [1, 0, row]
+        else:
+            mine_loaded[key].pop(unique(row), None)
+        if None in key:
+            continue
+        for copies, _, other_row in other_loaded[key].values():
             joined = row + other_row if is_left else other_row + row
             if copies == 1:
                 out_kinds.append(kind)
