@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import io
 import json
+import threading
+import time
 
 import pytest
 from confluent_kafka import Producer
@@ -23,8 +25,7 @@ JOB = """
 SET 'deltaflow.unknown-key-delete' = '{mode}';
 CREATE TABLE orders (id INT, merchant INT, PRIMARY KEY (id) NOT ENFORCED) WITH (
   'connector' = 'kafka', 'topic' = '{src}', 'properties.bootstrap.servers' = '{bs}',
-  'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
-  'format' = 'debezium-json', 'debezium-json.ignore-parse-errors' = 'true');
+  'scan.startup.mode' = 'earliest-offset', 'format' = 'debezium-json', 'debezium-json.ignore-parse-errors' = 'true');
 CREATE TABLE totals (merchant INT, cnt BIGINT) WITH ('connector' = 'blackhole');
 INSERT INTO totals SELECT merchant, COUNT(*) FROM orders GROUP BY merchant;
 """
@@ -47,26 +48,45 @@ def orders(broker, new_topic) -> str:
 
 
 def line_after_run(broker: str, src: str, mode: str, state) -> str:
-    """The progress line a terminal shows once the bounded job has read the topic."""
+    """The progress line a terminal shows once the running job has read the topic's
+    three records (the job runs on a thread and is stopped afterwards)."""
+    stop = threading.Event()
     job = Job(
         plan_job(JOB.format(src=src, bs=broker, mode=mode)).plan,
         JobOptions(state_dir=state, bootstrap=broker),
+        stop=stop,
     )
-    job.run()
-    stream = io.StringIO()
-    Display(job, enabled=True, stream=stream).tick()
-    return stream.getvalue()
+    runner = threading.Thread(target=job.run)
+    runner.start()
+    try:
+        deadline = time.monotonic() + 20
+        while read(job) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        checkpoints = job.stats.checkpoints  # one more: the batch is through the loop
+        while job.stats.checkpoints == checkpoints and time.monotonic() < deadline:
+            time.sleep(0.05)
+        stream = io.StringIO()
+        Display(job, enabled=True, stream=stream).tick()
+        return stream.getvalue()
+    finally:
+        stop.set()
+        runner.join(30)
+
+
+def read(job: Job) -> int:
+    """Records the job's sources have read (offsets past their start)."""
+    return sum(source.progress()[0] for source in list(job.sources.values()))
 
 
 @pytest.mark.parametrize("mode", ["count", "policy"])
 def test_the_progress_line_counts_unknown_key_deletes(broker, orders, tmp_path, mode):
     line = line_after_run(broker, orders, mode, tmp_path / "state")
-    assert line.startswith(f"\r{TABLE} 3/3 | ")
+    assert line.startswith(f"\r{TABLE} 3 | ")
     assert line.endswith(" | unknown-key deletes 1\x1b[K")
 
 
 def test_without_the_check_the_progress_line_says_nothing_of_unknown_keys(broker, orders, tmp_path):
     line = line_after_run(broker, orders, "ignore", tmp_path / "state")
-    assert line.startswith(f"\r{TABLE} 3/3 | ")
+    assert line.startswith(f"\r{TABLE} 3 | ")
     assert "unknown" not in line
     assert line.endswith("\x1b[K") and " | checkpoints " in line
