@@ -22,6 +22,9 @@ keep only each key's last change of a batch, as Flink's bundle functions do.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from operator import itemgetter
+
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch
 from deltaflow.processor.plan import ChangelogNormalize, Deduplicate, SinkUpsertMaterializer
 from deltaflow.processor.runtime.base import (
@@ -32,7 +35,11 @@ from deltaflow.processor.runtime.base import (
     row_shape,
     state_key,
 )
+from deltaflow.processor.runtime.ttl import TtlBackend
 from deltaflow.state.values import TypedValues
+
+# Sink keys whose decoded row lists the SinkUpsertMaterializer keeps between batches.
+CACHED_KEYS = 100_000
 
 
 def input_upsert_key(node) -> tuple[int, ...]:
@@ -163,7 +170,13 @@ class DeduplicateOperator(Operator):
 
 class UpsertMaterializer:
     """Flink's SinkUpsertMaterializer; rows are matched by the input's upsert key when it
-    has one (an addition then replaces the matching row), else by the whole row."""
+    has one (an addition then replaces the matching row), else by the whole row.
+
+    The row lists of recently used sink keys stay decoded in ``cache`` (at most
+    ``CACHED_KEYS``, then it starts over), so a key changed in batch after batch is read
+    from state once: the state table stays the truth, only this operator writes it. With
+    state TTL nothing is cached (the table decides what has expired).
+    """
 
     def __init__(
         self,
@@ -173,12 +186,14 @@ class UpsertMaterializer:
         upsert_key: tuple[int, ...] = (),
         types: list | None = None,
     ) -> None:
-        self.key_of = key_getter(key)
+        self.keys_of = _keys_getter(key)
         self.match_of = key_getter(upsert_key) if upsert_key else None
         shape = None if types is None else row_shape(types)
         values = None if shape is None else TypedValues(list[shape])  # type: ignore[valid-type]
         self.state = backend.table(f"{node_id}:SinkUpsertMaterializer:rows", values)
         self.state_keys = StateKeys()
+        self.cache: dict[tuple, list[tuple]] = {}
+        self.cache_limit = 0 if isinstance(backend, TtlBackend) else CACHED_KEYS
 
     def _find(self, values: list[tuple], row: tuple) -> int:
         match = self.match_of
@@ -193,14 +208,40 @@ class UpsertMaterializer:
                 return i
         return -1
 
+    def _load(self, keys: list[tuple]) -> tuple[dict[tuple, list[tuple]], dict[tuple, bytes]]:
+        """The row list of each distinct key (changed in place by the batch: a cached
+        list, a fresh decode or the buffered value itself) and each key's state key."""
+        encoded = self.state_keys.of(keys)
+        cache = self.cache
+        missing = [key for key in encoded if key not in cache]
+        if len(cache) + len(missing) > self.cache_limit:
+            cache.clear()
+            missing = list(encoded)
+        if missing:
+            stored = self.state.get_many_encoded([encoded[key] for key in missing])
+            for key, value in zip(missing, stored, strict=True):
+                cache[key] = [] if value is None else value  # type: ignore[assignment]
+        lists = cache if self.cache_limit else dict(cache)
+        if not self.cache_limit:
+            cache.clear()
+        return lists, encoded
+
+    def _store(self, lists: dict[tuple, list[tuple]], encoded: dict[tuple, bytes], had) -> None:
+        """Writes every key of the batch: its list, or a delete when it became empty."""
+        put, delete = self.state.put_encoded, self.state.delete_encoded
+        for key, kb in encoded.items():
+            values = lists[key]
+            if values:
+                put(kb, values)
+            elif key in had:
+                delete(kb)
+
     def process(self, batch: Batch) -> Batch:
         if not batch:
             return Batch()
-        keys = list(map(self.key_of, batch.rows))
-        loaded = _Loaded(self.state, keys, self.state_keys)
-        # Changed in place: each list is a fresh decode or the buffered value itself, and
-        # every key of the batch is written back below.
-        lists = {k: [] if v is None else v for k, v in loaded.original.items()}
+        keys = self.keys_of(batch.rows)
+        lists, encoded = self._load(keys)
+        had = {key for key in encoded if lists[key]}
         out = Batch()
         out_kinds, out_rows = out.kinds, out.rows
         match = self.match_of
@@ -233,8 +274,17 @@ class UpsertMaterializer:
             elif index == len(values):
                 out_kinds.append(UPDATE_AFTER)
                 out_rows.append(values[-1])
-        loaded.write({k: v or None for k, v in lists.items()})
+        self._store(lists, encoded, had)
         return out
+
+
+def _keys_getter(columns: tuple[int, ...]) -> Callable[[list[tuple]], list[tuple]]:
+    """``keys(rows)``: each row's key tuple of ``columns``, built in C."""
+    if len(columns) == 1:
+        one = itemgetter(columns[0])
+        return lambda rows: list(zip(map(one, rows)))
+    get = key_getter(columns)
+    return lambda rows: list(map(get, rows))
 
 
 class SinkUpsertMaterializerOperator(Operator):
