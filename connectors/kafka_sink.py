@@ -181,10 +181,13 @@ class RecordWriter:
             )
 
     def join_transaction(self, producer: Producer) -> None:
-        """Produce through the job's transactional producer from now on (exactly-once)."""
-        own, self.producer, self.shared = self.producer, producer, True
-        own.purge()
-        own.flush(0)
+        """Produce through the job's transactional producer from now on (exactly-once);
+        again with the new one after the job replaced it (the job abandons the old one)."""
+        own, self.producer = self.producer, producer
+        if not self.shared:
+            own.purge()
+            own.flush(0)
+        self.shared = True
 
     def close(self) -> None:
         """Gives queued records a last chance (briefly under 'none'), then drops the producer."""

@@ -13,6 +13,13 @@ for ``deltaflow.broker.timeout`` and soon after the job is asked to stop
   the coordinator request's timeout is never checked). ``InFlight`` runs such a
   call on a daemon thread and waits for it in slices, so the job can give up on it
   (the thread is abandoned; the process exits without waiting for it).
+- Some calls never finish even after the brokers return: with librdkafka 2.16 a
+  transactional producer that lived through an outage can keep waiting for a broker
+  it dropped (docs/GUARANTEES.md, "librdkafka version"). A wait told the count of
+  outages its client has already seen (``outages_before``) raises ``StillBlocked``
+  when the call is still unfinished ``STUCK_AFTER_S`` after the brokers were last
+  seen away (or after the wait began, when later), so that the caller can replace
+  the client.
 """
 
 from __future__ import annotations
@@ -24,10 +31,19 @@ from dataclasses import dataclass, field
 
 SLICE_S = 0.25
 STOP_GRACE_S = 3.0  # after a stop is asked, how long a healthy broker gets to finish a call
+# librdkafka waits up to reconnect.backoff.max.ms (10 s by default) before it reconnects,
+# so a healthy client may resume its call that long after the brokers return (2.12.1 took
+# 9.6 s in the cut tests); 5 s more before the call counts as stuck
+STUCK_AFTER_S = 15.0
 
 
 class WaitEnded(Exception):
     """A wait for the brokers was given up (timeout or stop); the caller words the error."""
+
+
+class StillBlocked(Exception):
+    """A call under way through an outage has not finished ``STUCK_AFTER_S`` after the
+    brokers came back; the caller replaces its client (and words the error)."""
 
 
 @dataclass
@@ -35,19 +51,29 @@ class Patience:
     """How long the job waits for its brokers: up to ``timeout_s`` for one wait, less
     once ``down_for()`` (seconds the brokers have been unreachable, from the job's
     broker watch) reaches it, and ``STOP_GRACE_S`` after ``stop`` is set (at once
-    when the brokers are away)."""
+    when the brokers are away). ``outages()`` counts the times the broker watch found
+    the brokers away."""
 
     timeout_s: float
     stop: threading.Event = field(default_factory=threading.Event)
     down_for: Callable[[], float] = lambda: 0.0
+    outages: Callable[[], int] = lambda: 0
 
-    def wait(self, what: str, attempt: Callable[[float], bool]) -> None:
+    def wait(
+        self, what: str, attempt: Callable[[float], bool], outages_before: int | None = None
+    ) -> None:
         """Calls ``attempt(SLICE_S)`` until it returns True; raises ``WaitEnded`` when the
-        timeout passes or the job is stopped. ``what`` completes "could not ..."."""
-        started = time.monotonic()
+        timeout passes or the job is stopped. ``what`` completes "could not ...".
+        With ``outages_before`` it raises ``StillBlocked`` as the module docstring says."""
+        started = clock = time.monotonic()
         stopped_at: float | None = None
         while not self._try(attempt):
             now = time.monotonic()
+            if self.down_for() > 0:
+                clock = now
+            elif outages_before is not None and self.outages() > outages_before:
+                if now - clock >= STUCK_AFTER_S:
+                    raise StillBlocked(what)
             if self.stop.is_set():
                 stopped_at = stopped_at or now
                 if now - stopped_at >= STOP_GRACE_S or self.down_for() > 0:

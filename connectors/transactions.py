@@ -19,10 +19,14 @@ No call waits longer than the job lets it (``connectors/patience.py``): a wait e
 when the brokers have been unreachable for ``deltaflow.broker.timeout``, or soon
 after the job is asked to stop (SIGTERM), with a ``ConnectorError``; the last
 checkpoint stays intact either way and the next start settles the open epoch.
+A call that the brokers' return does not bring to an end (librdkafka 2.16, see
+docs/GUARANTEES.md) raises ``TransactionStuck``: the job then ``abandon``s this
+producer and settles the epoch with a new one, in process.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,7 +35,7 @@ from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from deltaflow.connectors import kafka_client
 from deltaflow.connectors.options import TableOptions
-from deltaflow.connectors.patience import InFlight, Patience, WaitEnded
+from deltaflow.connectors.patience import STUCK_AFTER_S, InFlight, Patience, StillBlocked, WaitEnded
 from deltaflow.formats.errors import ConnectorError
 
 RETRY_PAUSE_S = 0.2
@@ -49,6 +53,18 @@ CONSUMER_RETRY = frozenset(
         KafkaError.COORDINATOR_LOAD_IN_PROGRESS,
     }
 )
+
+
+class TransactionStuck(ConnectorError):
+    """A transactional call under way through an outage did not finish after the brokers
+    returned: the producer must be replaced (``EpochTransactions.abandon``). ``reason``
+    says what happened; the message adds what a user does when nothing recovers."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            f"{reason}; restart the job, it resumes from its last checkpoint and settles the epoch"
+        )
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -122,6 +138,7 @@ class EpochTransactions:
         self.group = f"deltaflow-epochs-{self.id}" + (f"-{token}" if token else "")
         self._marker = kafka_client.consumer(request.opts, request.conf, group=self.group)
         self.open = False
+        self._outages_before = self.patience.outages()  # outages this producer lived through
 
     def start(self) -> None:
         """Fence the job's earlier incarnation and abort its unfinished transaction."""
@@ -148,7 +165,9 @@ class EpochTransactions:
         """Wait until every record of the open transaction is acknowledged."""
         what = "have the records of its open transaction acknowledged"
         try:
-            self.patience.wait(what, lambda t: self.client.flush(t) == 0)
+            self.patience.wait(what, lambda t: self.client.flush(t) == 0, self._outages_before)
+        except StillBlocked:
+            raise self._stuck(what) from None
         except WaitEnded as ended:
             raise self.wait_error(ended) from None
 
@@ -180,6 +199,16 @@ class EpochTransactions:
         self._marker.close()
         self.client = None  # type: ignore[assignment]
 
+    def abandon(self) -> None:
+        """Give up this producer without waiting for it: a helper thread keeps the clients
+        (destroying a producer waits for its broker threads, one of which may never end),
+        drops their queued records and closes the marker's consumer."""
+        client, marker, self.client, self.open = self.client, self._marker, None, False
+        if client is not None:
+            threading.Thread(
+                target=_keep, args=(client, marker), name="deltaflow-abandoned", daemon=True
+            ).start()
+
     def _call(
         self, what: str, action: Callable[[float], object], retry: frozenset[int] = frozenset()
     ) -> None:
@@ -204,7 +233,9 @@ class EpochTransactions:
                 return False
 
         try:
-            self.patience.wait(what, attempt)
+            self.patience.wait(what, attempt, self._outages_before)
+        except StillBlocked:
+            raise self._stuck(what) from None
         except WaitEnded as ended:
             raise self.wait_error(ended, failures[0] if failures else None) from None
 
@@ -216,6 +247,12 @@ class EpochTransactions:
             "reachable, it redoes the unfinished epoch"
         )
 
+    def _stuck(self, what: str) -> TransactionStuck:
+        return TransactionStuck(
+            f"table '{self.request.opts.table}': Kafka transaction '{self.id}' could not "
+            f"{what}: the call has not returned {STUCK_AFTER_S:g} s after the brokers came back"
+        )
+
     def _error(self, what: str, err: KafkaException) -> ConnectorError:
         kafka = err.args[0]
         fenced = " (another job uses the same transactional id prefix)" if kafka.fatal() else ""
@@ -224,6 +261,14 @@ class EpochTransactions:
             f"{what}: {kafka.str()}{fenced}; restart the job, it resumes from its last "
             "checkpoint and redoes the unfinished epoch"
         )
+
+
+def _keep(client, marker) -> None:
+    """An abandoned producer's helper thread: drops its records, closes the marker's
+    consumer and holds both clients until the process ends (never destroyed)."""
+    client.purge(in_queue=True, in_flight=True, blocking=False)
+    marker.close()
+    threading.Event().wait()
 
 
 class SharedProducer:

@@ -50,6 +50,7 @@ class BrokerWatch:
         self.timeout_s = timeout_s
         self.log = log or sys.stderr
         self.down_since: dict[str, float] = {}
+        self.outages: dict[str, int] = {}  # times each cluster was found away
         self._admins = {
             servers: AdminClient({**conf, "log_level": 0}) for servers, conf in clusters.items()
         }
@@ -85,6 +86,10 @@ class BrokerWatch:
             since = self.down_since.get(servers)
         return 0.0 if since is None else time.monotonic() - since
 
+    def outage_count(self, servers: str | None) -> int:
+        """How many times the cluster ``servers`` has been found unreachable."""
+        return self.outages.get(servers or "", 0)
+
     def stop(self) -> None:
         """Ends the probes; a probe in flight finishes on its own (the thread is a daemon),
         so a stopping job never waits for it."""
@@ -101,6 +106,7 @@ class BrokerWatch:
         except KafkaException as err:
             if servers not in self.down_since:
                 self.down_since[servers] = time.monotonic()
+                self.outages[servers] = self.outages.get(servers, 0) + 1
                 self._say(
                     f"cannot reach the Kafka brokers at {servers} ({err.args[0].str()}); "
                     f"waiting up to {self.timeout_s:g} s for them to return"

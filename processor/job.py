@@ -22,7 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deltaflow.connectors.base import PartitionedSource, TableSpec, create_sink, create_source
-from deltaflow.connectors.transactions import EpochTransactions, Patience, open_transactions
+from deltaflow.connectors.transactions import (
+    EpochTransactions,
+    Patience,
+    TransactionStuck,
+    open_transactions,
+)
 from deltaflow.formats.errors import ConnectorError, DeltaflowError, StateError
 from deltaflow.processor import crash, progress
 from deltaflow.processor.brokers import BrokerWatch, cluster_configs
@@ -31,7 +36,7 @@ from deltaflow.processor.runtime import key_presence
 from deltaflow.processor.runtime.demand import demanded_columns
 from deltaflow.processor.settings import broker_timeout_s, checkpoint_interval_s
 from deltaflow.state.backend import StateBackend
-from deltaflow.state.checkpoint import Checkpointer
+from deltaflow.state.checkpoint import PENDING_KEY, Checkpointer
 
 POLL_RECORDS = 5000
 POLL_TIMEOUT_S = 0.05
@@ -147,11 +152,17 @@ class Job:
     def _start(self) -> None:
         """Sinks first (the transaction fences an earlier incarnation), then the state is
         restored to the epoch the sinks committed, then the sources open at its offsets."""
-        from deltaflow.processor.runtime.graph import Graph, RuntimeContext
-
         self.backend.check_plan(self.plan.fingerprint, describe_plan(self.plan))
         self._open_sinks()
         self._open_transaction()
+        self._resume()
+        self.watch = BrokerWatch(self._clusters(), self.broker_timeout_s).start()
+
+    def _resume(self) -> None:
+        """Start-up recovery (also after a stuck transaction): the state is settled to the
+        epoch the sinks committed, a new graph reads it, the sources open at its offsets."""
+        from deltaflow.processor.runtime.graph import Graph, RuntimeContext
+
         restored = Checkpointer(self.backend).restore(self._sink_committed if self.txn else None)
         self.epoch, resume = restored or (0, {})
         self._txn_dirty = False
@@ -160,7 +171,6 @@ class Job:
         )
         self.scans = scans_of(self.plan)
         self._open_sources(resume)
-        self.watch = BrokerWatch(self._clusters(), self.broker_timeout_s).start()
 
     def _open_sinks(self) -> None:
         for sink in self.plan.sinks:
@@ -174,7 +184,12 @@ class Job:
     def _patience_for(self, servers: str | None) -> Patience:
         """How long a wait for the cluster ``servers`` lasts: the broker timeout, less once
         the broker watch finds it away, and a few seconds after a stop is asked."""
-        return Patience(self.broker_timeout_s, self.stop, lambda: self._down_for(servers))
+        return Patience(
+            self.broker_timeout_s,
+            self.stop,
+            lambda: self._down_for(servers),
+            lambda: self.watch.outage_count(servers) if self.watch is not None else 0,
+        )
 
     def _open_transaction(self) -> None:
         """The Kafka transaction of the exactly-once sinks (``self.txn``; None without any)."""
@@ -216,7 +231,7 @@ class Job:
             if check is not None:
                 self.presence[scan.table] = check
             source.open(resume.get(str(scan.node_id)))
-            self.stats.events_in[scan.table] = 0
+            self.stats.events_in.setdefault(scan.table, 0)
             marks = self.graph.partitions(scan.node_id)
             if marks is not None and isinstance(source, PartitionedSource):
                 self.partitioned[scan.node_id] = marks
@@ -289,13 +304,13 @@ class Job:
                     self._emit(self.graph.finish())
                     break
                 if time.monotonic() - last_checkpoint >= self.interval_s:
-                    self.checkpoint()
+                    self._checkpoint()
                     last_checkpoint = time.monotonic()
                 self.watch.check()
                 display.tick()
                 if not busy:
                     time.sleep(0.005)
-            self.checkpoint()
+            self._checkpoint()
         finally:
             display.close()
             self.close()
@@ -381,6 +396,48 @@ class Job:
         if self.presence:
             self._presence_report().tick()
 
+    def _checkpoint(self) -> None:
+        try:
+            self.checkpoint()
+        except TransactionStuck as stuck:
+            self._recover_transaction(stuck)
+
+    def _recover_transaction(self, stuck: TransactionStuck) -> None:
+        """A transactional call that the brokers' return did not end (docs/GUARANTEES.md,
+        "librdkafka version"): the job does in process what a restart would. The producer
+        is abandoned, the sources closed and the state directory reopened (no table or
+        operator keeps what the unfinished epoch wrote); a new producer with the same
+        transactional id fences the old one and aborts its open transaction, and
+        ``_resume`` settles the epoch: kept if the broker committed it, else rolled back
+        and redone from the last checkpoint's source offsets."""
+        self.txn.abandon()  # type: ignore[union-attr]
+        self.txn = None
+        self._close_sources()
+        self.backend.close()
+        self.backend = StateBackend(self.options.state_dir)
+        pending = self.backend.meta(PENDING_KEY)
+        self._open_transaction()
+        self._resume()
+        self.txn.begin()  # type: ignore[union-attr]
+        if pending is None:
+            outcome = f"epoch {self.epoch + 1} was not checkpointed, redone from epoch {self.epoch}"
+        elif self.epoch == pending:
+            outcome = f"epoch {pending} was committed by the broker, kept"
+        else:
+            outcome = f"epoch {pending} was not committed, redone from epoch {self.epoch}"
+        print(
+            f"deltaflow: {stuck.reason}; replaced the transactional producer and settled "
+            f"the epoch in process: {outcome}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def _close_sources(self) -> None:
+        for source in [*self.sources.values(), *self.lookups.values()]:
+            source.close()
+        self.sources, self.lookups, self.partitioned = {}, {}, {}
+        self.presence, self.presence_report, self.dead_letters = {}, None, []
+
     def _report_skipped(self) -> None:
         """One line whenever a source skipped more unreadable records (never a silent drop)."""
         for scan in self.scans:
@@ -409,8 +466,7 @@ class Job:
             self.watch.stop()
         if self.presence:
             self._presence_report().tick(force=True)
-        for source in [*self.sources.values(), *self.lookups.values()]:
-            source.close()
+        self._close_sources()
         for sink in self.sinks.values():
             sink.close()
         if self.txn is not None:

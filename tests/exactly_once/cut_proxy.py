@@ -10,6 +10,10 @@ client's operation (e.g. ``send_offsets_to_transaction``'s AddOffsetsToTxn and i
 FindCoordinator or TxnOffsetCommit). ``cut_after(api_key)`` lets the next request
 with that key (a Produce: a transactional one) reach the broker, drops the broker's answer and cuts: the broker did
 the work (an EndTxn: the transaction is committed) but the client never heard.
+``swallow(api_key)`` and ``mute_after(api_key)`` leave the broker reachable but one
+request unanswered: the next request with that key is dropped (never reaches the
+broker), or reaches it and every later answer on its connection is dropped; the
+connection stays open, so the client waits for an answer that never comes.
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ class CutProxy:
         self.trip_then: tuple[int, ...] = ()
         self.trip_after: int | None = None
         self.tripped = threading.Event()  # set when cut_after's cut happened
+        self.swallow_key: int | None = None
+        self.mute_key: int | None = None
+        self.hung = threading.Event()  # set when swallow's or mute_after's request came
         self._armed = False
         threading.Thread(target=self.loop.run_forever, daemon=True, name="cut-proxy").start()
 
@@ -61,6 +68,17 @@ class CutProxy:
         """Cut once the next request ``api_key`` reached the broker, its answer dropped."""
         self.tripped.clear()
         self.trip_after = api_key
+
+    def swallow(self, api_key: int) -> None:
+        """Drop the next request ``api_key`` and leave its connection open (no answer)."""
+        self.hung.clear()
+        self.swallow_key = api_key
+
+    def mute_after(self, api_key: int) -> None:
+        """Let the next request ``api_key`` reach the broker, then drop every answer on its
+        connection, which stays open."""
+        self.hung.clear()
+        self.mute_key = api_key
 
     def close(self) -> None:
         self.cut()
@@ -100,6 +118,14 @@ class CutProxy:
                     await self._cut()
                     self.tripped.set()
                     return
+                if key == self.swallow_key:
+                    self.swallow_key = None
+                    self.hung.set()
+                    continue
+                if key == self.mute_key:
+                    self.mute_key = None
+                    muted.append(True)
+                    self.hung.set()
                 if key == self.trip_after and (key != PRODUCE or _transactional(body)):
                     self.trip_after = None
                     muted.append(True)
