@@ -8,7 +8,7 @@ import time
 import pytest
 
 from deltaflow.connectors import patience as patience_module
-from deltaflow.connectors.patience import InFlight, Patience, WaitEnded
+from deltaflow.connectors.patience import InFlight, Patience, StillBlocked, WaitEnded
 
 
 def never(_slice: float) -> bool:
@@ -67,3 +67,40 @@ def test_a_call_stuck_in_flight_can_be_given_up_and_its_error_comes_back():
     failing = InFlight(lambda: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         failing.result(1)
+
+
+def outage_between(start_s: float, end_s: float):
+    """A broker watch's (down_for, outages) for one outage from start_s to end_s after now."""
+    began = time.monotonic()
+
+    def down_for() -> float:
+        elapsed = time.monotonic() - began
+        return elapsed - start_s if start_s <= elapsed < end_s else 0.0
+
+    return down_for, lambda: int(time.monotonic() - began >= start_s)
+
+
+def test_a_call_unfinished_after_the_brokers_came_back_is_still_blocked(monkeypatch):
+    """The outage runs from 0.2 to 0.8 s; the call counts as stuck STUCK_AFTER_S after the
+    brokers were last seen away, not after the wait began."""
+    monkeypatch.setattr(patience_module, "STUCK_AFTER_S", 0.5)
+    down_for, outages = outage_between(0.2, 0.8)
+    patience = Patience(60, down_for=down_for, outages=outages)
+    began = time.monotonic()
+    with pytest.raises(StillBlocked) as raised:
+        patience.wait("commit", never, outages_before=0)
+    # the brokers are last seen away within a slice before 0.8 s
+    assert 0.8 - patience_module.SLICE_S + 0.5 <= time.monotonic() - began < 0.8 + 0.5 + 1
+    assert str(raised.value) == "commit"
+
+
+def test_without_an_outage_a_long_call_is_not_still_blocked(monkeypatch):
+    """A slow call on brokers that never went away (or that this client had already seen
+    away before it was made: outages_before) waits out its timeout as before."""
+    monkeypatch.setattr(patience_module, "STUCK_AFTER_S", 0.2)
+    with pytest.raises(WaitEnded):
+        Patience(1.0, outages=lambda: 0).wait("commit", never, outages_before=0)
+    with pytest.raises(WaitEnded):
+        Patience(1.0, outages=lambda: 3).wait("commit", never, outages_before=3)
+    with pytest.raises(WaitEnded):  # an at-least-once writer's wait: no outages_before
+        Patience(1.0, outages=lambda: 3).wait("commit", never)
