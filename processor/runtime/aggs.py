@@ -7,7 +7,9 @@ out, and reads the result values; COUNT, SUM, SUM0 and AVG are written inline, e
 other function (``agg_functions``) is called through its object. The same source
 pieces (``fold_lines``, ``value_exprs``, ``init_expr``) let an operator generate one
 loop over a whole batch (``group_agg``). Accumulators are kept as Python values
-while a batch runs; ``dump``/``load`` turn them into state values and back.
+while a batch runs; ``dump``/``load`` turn them into state values and back. A
+COUNT(*) without FILTER reads the row counter (slot 0, which it always equals); its
+own slot keeps its place in the stored layout but is not folded.
 
 Exactness of an inline SUM over DECIMAL: Flink types ``SUM(DECIMAL(p, s))`` as
 ``DECIMAL(38, s)`` (the same scale), and every DECIMAL(p, s) value deltaflow holds
@@ -53,6 +55,11 @@ def _arg_getter(args: tuple[int, ...]) -> Callable[[tuple], object] | None:
         return None if None in values else values
 
     return several
+
+
+def _row_count(call: AggCall, fn: object) -> bool:
+    """COUNT(*) without FILTER: the same number as the accumulator's row counter."""
+    return type(fn) is Count and not call.args and call.filter_arg is None
 
 
 def exact_decimal_sum(fn: object, call: AggCall, arg_type: DataType | None) -> bool:
@@ -123,8 +130,9 @@ class Aggregates:
         exec(code, scope)  # noqa: S102 - generated from typed plan nodes, not user text
         return scope[name]  # type: ignore[no-any-return]
 
-    def init_expr(self) -> str:
-        """A new accumulator (fresh lists on every evaluation)."""
+    def init_expr(self, extra: list[str] | None = None) -> str:
+        """A new accumulator (fresh lists on every evaluation), ``extra`` slots appended."""
+        extra = extra or []
         parts = ["0"]
         for slot, fn in enumerate(self.fns, start=1):
             if type(fn) is Count:
@@ -133,7 +141,12 @@ class Aggregates:
                 parts.append(f"[_start{slot}, 0]")
             else:
                 parts.append(f"fns[{slot - 1}].init()")
-        return "[" + ", ".join(parts) + "]"
+        return "[" + ", ".join(parts + extra) + "]"
+
+    @property
+    def counts_rows(self) -> bool:
+        """An unfiltered COUNT(*) is among the results: every folded row changes them."""
+        return any(_row_count(call, fn) for call, fn in zip(self.calls, self.fns, strict=True))
 
     def fold_lines(
         self, retract: bool, pad: str, acc: str, row: str, wide_context: bool = False
@@ -151,6 +164,8 @@ class Aggregates:
             if call.filter_arg is not None:
                 lines.append(f"{pad}if {row}[{call.filter_arg}] is True:")
                 at = pad + "    "
+            if _row_count(call, fn):
+                continue  # its result is the row counter, slot 0
             if type(fn) is Count and not call.args:
                 lines.append(f"{at}{acc}[{slot}] {sign}= 1")
                 continue
@@ -180,7 +195,9 @@ class Aggregates:
         for slot, (call, fn) in enumerate(zip(self.calls, self.fns, strict=True), start=1):
             arg_type = self.arg_types[slot - 1]
             a = f"{acc}[{slot}]"
-            if type(fn) is Count:
+            if _row_count(call, fn):
+                parts.append(f"{acc}[0]")
+            elif type(fn) is Count:
                 parts.append(a)
             elif exact_decimal_sum(fn, call, arg_type):
                 parts.append(f"({a}[0] if {a}[1] else _empty{slot})")

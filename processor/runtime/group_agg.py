@@ -91,14 +91,17 @@ class GroupAggOperator(Operator):
             out, accs = self._fold_per_key(batch, gids, keys, accs)
         else:
             values = self.aggs.values
-            cells = {
-                g: [a, None if a is None else k + values(a)]
-                for g, k, a in zip(gids, keys, accs, strict=True)
-            }
+            for k, a in zip(keys, accs, strict=True):
+                if a is not None:
+                    a.append(k + values(a))  # the last result, a slot while the batch runs
+            by_group = dict(zip(gids, accs, strict=True))
             out = Batch()
             with localcontext(WIDE):  # the generated loop adds DECIMALs with +=, exactly
-                self.run(batch.kinds, batch.rows, cells, out.kinds.append, out.rows.append)
-            accs = [cell[0] for cell in cells.values()]
+                self.run(batch.kinds, batch.rows, by_group, out.kinds.append, out.rows.append)
+            accs = list(by_group.values())
+            for a in accs:
+                if a is not None:
+                    del a[-1]
         self._store(encoded, accs)
         return out
 
@@ -119,42 +122,42 @@ class GroupAggOperator(Operator):
                 put(kb, acc if dump is None else dump(acc))
 
     def _compile_per_record(self):  # noqa: ANN202
-        """``run(kinds, rows, cells, ok, ov)``: folds each record on its own into its group's
-        cell ``[accumulator, last result]`` and emits through ``ok``/``ov`` (append kind /
-        row), as Flink's GroupAggFunction."""
+        """``run(kinds, rows, accs, ok, ov)``: folds each record on its own into its
+        group's accumulator (``accs`` by group id; its last slot holds the group's last
+        result) and emits through ``ok``/``ov`` (append kind / row), as Flink's
+        GroupAggFunction. With an unfiltered COUNT(*) every record changes the result, so
+        it is not compared."""
         aggs = self.aggs
-        changed = "else:" if self.emit_unchanged else "elif new != prev:"
+        always = self.emit_unchanged or aggs.counts_rows
+        changed = "else:" if always else "elif new != prev:"
         before = "                ok(_UB)\n                ov(prev)\n" if self.update_before else ""
         add = "\n".join(aggs.fold_lines(False, " " * 12, "acc", "r", wide_context=True))
         sub = "\n".join(aggs.fold_lines(True, " " * 12, "acc", "r", wide_context=True))
-        source = f"""def run(kinds, rows, cells, ok, ov, {_defaults()}):
+        source = f"""def run(kinds, rows, accs, ok, ov, {_defaults()}):
     for kind, r in zip(kinds, rows):
-        cell = cells[{self.gid}]
-        acc = cell[0]
+        acc = accs[g := {self.gid}]
         if _adds[kind]:
             if acc is None:
-                acc = cell[0] = {aggs.init_expr()}
+                acc = accs[g] = {aggs.init_expr(["None"])}
 {add}
         else:
             if acc is None:
                 continue
 {sub}
-        prev = cell[1]
         if acc[0] > 0:
             new = {self._result_expr()}
-            if prev is None:
+            if (prev := acc[-1]) is None:
                 ok(_I)
                 ov(new)
             {changed}
 {before}                ok(_UA)
                 ov(new)
-            cell[1] = new
+            acc[-1] = new
         else:
-            if prev is not None:
+            if (prev := acc[-1]) is not None:
                 ok(_D)
                 ov(prev)
-            cell[0] = None
-            cell[1] = None
+            accs[g] = None
 """
         return self._build(source, "run")
 
@@ -167,8 +170,7 @@ class GroupAggOperator(Operator):
         sub = "\n".join(aggs.fold_lines(True, " " * 12, "acc", "r", wide_context=True))
         source = f"""def fold(kinds, rows, accs, {_defaults()}):
     for kind, r in zip(kinds, rows):
-        g = {self.gid}
-        acc = accs[g]
+        acc = accs[g := {self.gid}]
         if _adds[kind]:
             if acc is None:
                 acc = accs[g] = {aggs.init_expr()}

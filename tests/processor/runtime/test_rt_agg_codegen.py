@@ -235,3 +235,47 @@ def test_two_key_columns_in_another_order_than_the_input(backend, mini_batch):
             "-D[NEW, 8, 1.00]",
             "-D[NEW, 7, 4.25]",
         ]
+
+
+@pytest.mark.parametrize("mini_batch", [False, True])
+def test_count_star_reads_the_row_count_beside_a_filtered_count(backend, mini_batch):
+    """COUNT(*) equals the group's row count (it is read from it); COUNT(*) FILTER counts
+    its own rows; both continue across a commit and a reopened operator."""
+    t = types("STRING", "BOOLEAN")
+    calls = (
+        AggCall("COUNT", (), parse_type("BIGINT NOT NULL"), "n"),
+        AggCall("COUNT", (), parse_type("BIGINT NOT NULL"), "f", filter_arg=1),
+    )
+    node = agg_node(scan(1, t), (0,), calls, mode=ALL)
+    ctx = RuntimeContext(mini_batch=mini_batch)
+    out_types = types("STRING", "BIGINT", "BIGINT")
+    op = GroupAggOperator(node, backend, ctx)
+    first = show(op.process(parse_changelog("+I[a, true]\n+I[a, false]", t)), out_types)
+    backend.commit({})
+    op = GroupAggOperator(node, backend, ctx)
+    second = show(op.process(parse_changelog("-D[a, true]\n+I[b, false]", t)), out_types)
+    if mini_batch:
+        assert first == ["+I[a, 2, 1]"]
+        assert second == ["-U[a, 2, 1]", "+U[a, 1, 0]", "+I[b, 1, 0]"]
+    else:
+        assert first == ["+I[a, 1, 1]", "-U[a, 1, 1]", "+U[a, 2, 1]"]
+        assert second == ["-U[a, 2, 1]", "+U[a, 1, 0]", "+I[b, 1, 0]"]
+
+
+def test_a_result_with_count_star_is_emitted_for_every_record(backend):
+    """Each record of an update pair changes COUNT(*), so each emits -U/+U (Flink without
+    mini-batch), though the pair leaves the group's result as it was."""
+    node = agg_node(scan(1, ORDERS), (1,), count_and_sum(None, 2), mode=ALL)
+    op = GroupAggOperator(node, backend, RuntimeContext())
+    text = (
+        "+I[1, 7, 2.50, PAID]\n+I[2, 7, 1.00, PAID]\n-U[1, 7, 2.50, PAID]\n+U[1, 7, 2.50, SHIPPED]"
+    )
+    assert show(op.process(parse_changelog(text, ORDERS)), OUT) == [
+        "+I[7, 1, 2.50]",
+        "-U[7, 1, 2.50]",
+        "+U[7, 2, 3.50]",
+        "-U[7, 2, 3.50]",
+        "+U[7, 1, 1.00]",
+        "-U[7, 1, 1.00]",
+        "+U[7, 2, 3.50]",
+    ]
