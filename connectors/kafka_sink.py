@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import itertools
+from collections import deque
 from dataclasses import replace
+from itertools import repeat
+from operator import length_hint
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 
@@ -128,13 +131,11 @@ class RecordWriter:
     def _produce_plain(self, keys, values) -> int:
         """The common case, key and value only; returns how many were produced before
         a full queue or a refusal (the general loop takes it from there)."""
-        produce, topic = self.producer.produce, self.topic
-        done = 0
-        try:
-            for done, (value, key) in enumerate(zip(values, keys, strict=True)):  # noqa: B007
-                produce(topic, value, key)
+        pending = iter(values)
+        try:  # the loop runs in C; map has taken the failed record from ``pending``
+            deque(map(self.producer.produce, repeat(self.topic), pending, keys), maxlen=0)
         except (BufferError, KafkaException):
-            return done
+            return len(values) - length_hint(pending) - 1
         return len(values)
 
     def _refused(self, err: KafkaException, key, value) -> ConnectorError:

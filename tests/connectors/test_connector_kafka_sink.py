@@ -304,3 +304,20 @@ def test_position_stays_before_a_batch_that_failed_to_decode(broker, new_topic):
             source.poll(10, 0.2)
     assert source.position()["offsets"][topic]["0"] in (0, 1)
     source.close()
+
+
+def test_a_full_producer_queue_mid_batch_loses_and_repeats_nothing(broker, new_topic):
+    """The key+value fast path stops at a full queue (3 records here); the rest of the
+    batch waits for room and follows, each record once, in order."""
+    topic = new_topic("full")
+    ensure_topics(broker, [topic])
+    table = spec("out", "id INT, name STRING", {"connector": "upsert-kafka", "topic": topic,
+                 "key.format": "json", "value.format": "json",
+                 "properties.queue.buffering.max.messages": "3"}, primary_key=["id"])  # fmt: skip
+    sink = create_sink(table, bootstrap=broker)
+    rows = [(i, f"n{i}") for i in range(10)]
+    sink.write(Batch([INS] * 10, rows))
+    sink.flush(10)
+    sink.close()
+    got = [(json.loads(k)["id"], json.loads(v)["name"]) for k, v, _ in read_topic(broker, topic)]
+    assert got == [(i, f"n{i}") for i in range(10)]
