@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from deltaflow.formats.changelog import Batch, RowKind
 from deltaflow.formats.errors import ConnectorError
+from deltaflow.formats.prefilter import PreFilter
 from deltaflow.formats.types import DataType
 
 # Connector name -> module implementing it. Each module has ``open_source(spec, bootstrap,
@@ -35,7 +36,8 @@ class TableSpec:
     ``metadata``: (column, key as written in SQL such as ``value.source.timestamp``,
     ``topic``, ``partition``, ``offset``, ``timestamp``, ``headers``, type), appended
     after the physical columns in this order. ``demanded``: for a source, the physical
-    columns the job reads (None: all); the others may come back as None.
+    columns the job reads (None: all); the others may come back as None. ``prefilter``:
+    for a source, tests every row the job reads passes (its format may drop the others).
     """
 
     name: str
@@ -44,6 +46,7 @@ class TableSpec:
     metadata: list[tuple[str, str, DataType]] = field(default_factory=list)
     primary_key: list[str] = field(default_factory=list)
     demanded: frozenset[str] | None = None
+    prefilter: PreFilter | None = None
 
     @property
     def column_names(self) -> list[str]:

@@ -120,6 +120,12 @@ class KafkaSource:
         runs: list = []
         return self._poll(max_records, timeout, runs), runs
 
+    @property
+    def filtered(self) -> int:
+        """Row images the value format's pre-filter dropped so far (``TableSpec.prefilter``):
+        changes read but never built into rows."""
+        return getattr(self.value_decoder, "filtered", 0)
+
     def partition_states(self) -> tuple[list[tuple[str, int]], set[tuple[str, int]]]:
         """The assigned partitions, and those finished (at the end of a bounded read)."""
         return list(self.bounds), self.done

@@ -9,7 +9,7 @@ The mapping is compiled once into one Python function per table.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from deltaflow.connectors.base import TableSpec
 from deltaflow.connectors.options import TableOptions
@@ -139,6 +139,7 @@ def build_layout(spec: TableSpec, opts: TableOptions, *, upsert: bool = False) -
         with_subject(fmt, opts.with_prefix(prefix), opts, "value"),
         on_error,
         spec.demanded,
+        spec.prefilter,
     )
     layout = Layout(
         fmt, value_spec, key_columns=key_idx, dead_letter_topic=opts.get("deadletter.topic")
@@ -151,6 +152,9 @@ def build_layout(spec: TableSpec, opts: TableOptions, *, upsert: bool = False) -
         key_options = with_subject(key_format, opts.with_prefix(prefix_k), opts, "key")
         layout.key_spec = FormatSpec(kphys, [], key_options, on_error)
     _compile(layout, spec, opts, value_idx, key_idx, except_key or upsert, key_wins=upsert)
+    if layout.needs_origin and value_spec.prefilter is not None:
+        # rows are matched to their records by count (decode_with_origins): every image stays
+        layout.value_spec = replace(value_spec, prefilter=None)
     return layout
 
 

@@ -11,6 +11,7 @@ does the column's converter run. Every column with another Python converter call
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from decimal import Context, Decimal
 from typing import Any
 
@@ -19,7 +20,17 @@ from deltaflow.formats.debezium_values import CONVERSION_ERRORS, Converter
 
 # The fast path's fallback for message ``i``: read it on the checked path.
 Slow = Callable[[int, Any], None]
-BatchReader = Callable[..., None]  # (values, kinds, rows, slow, schema=None)
+BatchReader = Callable[..., int]  # (values, kinds, rows, slow, schema=None) -> dropped
+
+
+@dataclass(frozen=True)
+class Keep:
+    """A pre-filter compiled for one row struct: ``code`` is a condition over the image
+    named ``{o}`` (``{o}.c3 == K0``), ``scope`` the constants it names."""
+
+    code: str
+    scope: dict[str, Any]
+
 
 _BATCH = """\
 def run(values, kinds, rows, slow, schema=None):
@@ -51,6 +62,62 @@ def run(values, kinds, rows, slow, schema=None):
         except ERRORS:
             pass
         slow(i, value)
+    return 0
+"""
+
+# The same loop with a pre-filter: an image failing ``keep_a`` / ``keep_b`` is counted in
+# ``dropped`` and its row never built. A count follows its row's append, so a message
+# whose row raises goes to ``slow`` (which reads every image of it) uncounted.
+_FILTERED = """\
+def run(values, kinds, rows, slow, schema=None):
+    add_kind, add_row = kinds.append, rows.append
+    dropped = 0
+    for i, value in enumerate(values):
+        if not value:
+            continue  # a tombstone
+        try:
+            env = decode(value)
+            op = env.op{meta}
+            if op == "u":
+                b, a = env.before, env.after
+                if b is not None and a is not None:
+                    if {keep_b}:
+                        if {keep_a}:
+                            rows += ({row_b}, {row_a})
+                            kinds += UPDATE
+                        else:
+                            add_row({row_b})
+                            add_kind(UPDATE_BEFORE)
+                            dropped += 1
+                    elif {keep_a}:
+                        add_row({row_a})
+                        add_kind(UPDATE_AFTER)
+                        dropped += 1
+                    else:
+                        dropped += 2
+                    continue
+            elif op == "c" or op == "r":
+                a = env.after
+                if a is not None and env.before is None:
+                    if {keep_a}:
+                        add_row({row_a})
+                        add_kind(INSERT)
+                    else:
+                        dropped += 1
+                    continue
+            elif op == "d":
+                b = env.before
+                if b is not None and env.after is None:
+                    if {keep_b}:
+                        add_row({row_b})
+                        add_kind(DELETE)
+                    else:
+                        dropped += 1
+                    continue
+        except ERRORS:
+            pass
+        slow(i, value)
+    return dropped
 """
 
 
@@ -96,30 +163,47 @@ class RowCode:
         decode: Callable[[Any], Any],
         meta: Sequence[Callable[[Any, str | None], Any]] = (),
         errors: tuple[type[BaseException], ...] = (),
+        keep: Keep | None = None,
     ) -> BatchReader:
-        """``run(values, kinds, rows, slow, schema=None)``: appends the changes of each
-        message, each row followed by the values of the ``meta`` readers
-        (``read(envelope, schema)``, once per message).
+        """``run(values, kinds, rows, slow, schema=None) -> dropped``: appends the
+        changes of each message, each row followed by the values of the ``meta``
+        readers (``read(envelope, schema)``, once per message).
 
         A message the typed decode rejects, whose converters or metadata readers raise
         (``CONVERSION_ERRORS`` or ``errors``), or which is not a plain ``c``/``r``/
         ``u``/``d`` event with exactly the images its op needs goes to
         ``slow(i, value)``, in order, so the checked path decides it as before.
+
+        ``keep``: a pre-filter's condition over the decoded image (``keep.code`` with
+        ``{o}`` for the image's name); an image failing it is dropped before its row is
+        built, and ``run`` returns how many were dropped (else 0).
         """
         row_a, row_b, line = self.row("a"), self.row("b"), ""
         if meta:
             calls = "".join(f"M{n}(env, schema), " for n in range(len(meta)))
             line = f"\n            m = ({calls})"
             row_a, row_b = f"{row_a} + m", f"{row_b} + m"
-        source = _BATCH.format(row_a=row_a, row_b=row_b, meta=line)
         names = {
             **{f"M{n}": read for n, read in enumerate(meta)},
             "decode": decode,
             "ERRORS": CONVERSION_ERRORS + errors,
             "UPDATE": (UPDATE_BEFORE, UPDATE_AFTER),
+            "UPDATE_BEFORE": UPDATE_BEFORE,
+            "UPDATE_AFTER": UPDATE_AFTER,
             "INSERT": INSERT,
             "DELETE": DELETE,
         }
+        if keep is None:
+            source = _BATCH.format(row_a=row_a, row_b=row_b, meta=line)
+        else:
+            source = _FILTERED.format(
+                row_a=row_a,
+                row_b=row_b,
+                meta=line,
+                keep_a=keep.code.format(o="a"),
+                keep_b=keep.code.format(o="b"),
+            )
+            names.update(keep.scope)
         return self._exec(source, names)["run"]
 
     def _exec(self, source: str, names: dict[str, Any]) -> dict[str, Any]:

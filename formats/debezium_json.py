@@ -102,6 +102,8 @@ class DebeziumJsonDecoder:
         self._meta_keys = keys
         self._wants_schema = "schema" in keys
         self._demanded = spec.demanded
+        self._prefilter = spec.prefilter
+        self.filtered = 0  # row images the pre-filter dropped (never built)
         self._plain = self._typed = self._plan({})
         self._loose: Plan | None = None  # built when the data asks for it (_loosen)
         self._loose_left = 0
@@ -130,7 +132,7 @@ class DebeziumJsonDecoder:
             slow[0] += 1
             one(raw, i, value, kinds, rows)
 
-        self._plain.run(raw.values, kinds, rows, checked)
+        self.filtered += self._plain.run(raw.values, kinds, rows, checked)
         if self._plain is not self._typed:
             self._loose_left -= 1
             if self._loose_left <= 0:
@@ -162,7 +164,7 @@ class DebeziumJsonDecoder:
         def flush() -> None:
             if index:
                 slow = lambda j, _: one(raw, index[j], values[index[j]], kinds, rows)  # noqa: E731
-                plan.run(payloads, kinds, rows, slow, text)
+                self.filtered += plan.run(payloads, kinds, rows, slow, text)
                 index.clear()
                 payloads.clear()
 
@@ -283,7 +285,15 @@ class DebeziumJsonDecoder:
 
     def _plan(self, logical: dict) -> Plan:
         skip = self.policy == "skip"
-        return Plan(self._columns, logical, self._meta_keys, skip, self._demanded, self._meta)
+        return Plan(
+            self._columns,
+            logical,
+            self._meta_keys,
+            skip,
+            self._demanded,
+            self._meta,
+            prefilter=self._prefilter,
+        )
 
     def _bad_op(self, op: Any, value: Any) -> Bad:
         if op is None:

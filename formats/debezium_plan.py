@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from deltaflow.formats.debezium_compile import RowCode
+from deltaflow.formats.debezium_compile import Keep, RowCode
 from deltaflow.formats.debezium_types import Logical, column_converter
 from deltaflow.formats.debezium_values import (
     CONVERSION_ERRORS,
@@ -25,6 +25,7 @@ from deltaflow.formats.debezium_values import (
     show,
 )
 from deltaflow.formats.errors import DeltaflowError
+from deltaflow.formats.prefilter import PreFilter, fits
 from deltaflow.formats.types import (
     ARRAY,
     BOOLEAN,
@@ -99,6 +100,7 @@ class Plan:
         demanded: frozenset[str] | None = None,
         meta: Sequence[Any] = (),
         loose: bool = False,
+        prefilter: PreFilter | None = None,
     ) -> None:
         self.columns = columns
         self.null_bad_fields = null_bad_fields
@@ -141,7 +143,12 @@ class Plan:
         self.slow = msgspec.json.Decoder(slow, float_hook=hook)
         code = RowCode(len(columns), posts, self.skipped, decimals)
         self.read = code.compile_reader()
-        self.run = code.compile_batch(self.fast.decode, meta, (Bad,))
+        # a test reads a column's decoded value only where that value is the row's
+        plain = {
+            n: i for i, (n, _) in enumerate(columns) if i not in posts and i not in self.skipped
+        }
+        self.keep = _keep(prefilter, plain, columns) if prefilter else None
+        self.run = code.compile_batch(self.fast.decode, meta, (Bad,), self.keep)
 
     def checked(self, value: Any) -> tuple[Any, tuple | None, tuple | None, int]:
         """The checked path: the envelope, both images and how many fields became NULL."""
@@ -177,6 +184,17 @@ class Plan:
                 out.append(None)
                 nulled += 1
         return tuple(out), nulled
+
+
+def _keep(prefilter: PreFilter, plain: dict[str, int], columns: list) -> Keep | None:
+    """The pre-filter's tests on ``plain`` columns (decoded by msgspec to the row's
+    value) whose constants fit the column's type, as a condition over a row struct."""
+    tests = tuple(
+        t for t in prefilter.tests if t.column in plain and fits(t, columns[plain[t.column]][1])
+    )
+    fields = {t.column: f"{{o}}.c{plain[t.column]}" for t in tests}
+    code, scope = PreFilter(tests).code(fields, "K")
+    return None if code is None else Keep(code, scope)
 
 
 def outer_decoder() -> msgspec.json.Decoder:

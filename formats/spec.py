@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from deltaflow.formats.changelog import Batch, RawBatch, RowKind
+from deltaflow.formats.prefilter import PreFilter
 from deltaflow.formats.types import DataType
 
 ON_ERROR_CHOICES = ("fail", "skip", "dead-letter")
@@ -21,6 +22,8 @@ class FormatSpec:
     (``schema-include``, not ``debezium-json.schema-include``). ``demanded``: the
     physical columns the job reads (None: all); a decoder may leave the others None
     without reading them, as Flink's projection pushdown leaves them out.
+    ``prefilter``: tests from the job's WHERE (``deltaflow.formats.prefilter``); a
+    decoder may drop the row images that fail them before building their rows.
     """
 
     physical: list[tuple[str, DataType]]
@@ -28,6 +31,7 @@ class FormatSpec:
     options: dict[str, str] = field(default_factory=dict)
     on_error: str = "fail"
     demanded: frozenset[str] | None = None
+    prefilter: PreFilter | None = None
 
     @property
     def names(self) -> list[str]:

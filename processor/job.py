@@ -29,11 +29,13 @@ from deltaflow.connectors.transactions import (
     open_transactions,
 )
 from deltaflow.formats.errors import ConnectorError, DeltaflowError, StateError
+from deltaflow.formats.prefilter import PreFilter
 from deltaflow.processor import crash, progress
 from deltaflow.processor.brokers import BrokerWatch, cluster_configs
 from deltaflow.processor.plan import JobPlan, LookupJoin, Node, Sink, TableSourceScan
 from deltaflow.processor.runtime import key_presence
 from deltaflow.processor.runtime.demand import demanded_columns
+from deltaflow.processor.runtime.prefilter import prefilters
 from deltaflow.processor.settings import broker_timeout_s, checkpoint_interval_s
 from deltaflow.state.backend import StateBackend
 from deltaflow.state.checkpoint import PENDING_KEY, Checkpointer
@@ -84,7 +86,11 @@ def scans_of(plan: JobPlan) -> list[TableSourceScan]:
 FRAMEWORK_OPTIONS = ("scan.watermark.idle-timeout",)
 
 
-def source_spec(scan: TableSourceScan, demanded: frozenset[str] | None = None) -> TableSpec:
+def source_spec(
+    scan: TableSourceScan,
+    demanded: frozenset[str] | None = None,
+    prefilter: PreFilter | None = None,
+) -> TableSpec:
     return TableSpec(
         name=scan.table,
         options={k: v for k, v in scan.options.items() if k not in FRAMEWORK_OPTIONS},
@@ -92,6 +98,7 @@ def source_spec(scan: TableSourceScan, demanded: frozenset[str] | None = None) -
         metadata=list(scan.metadata),
         primary_key=list(scan.primary_key),
         demanded=demanded,
+        prefilter=prefilter,
     )
 
 
@@ -221,9 +228,10 @@ class Job:
     def _open_sources(self, resume: dict) -> None:
         start = None if resume else self.options.start
         demanded = demanded_columns(self.plan)
+        filters = prefilters(self.plan)
         unknown_keys = key_presence.presence_mode(self.plan.settings)
         for scan in self.scans:
-            spec = source_spec(scan, demanded.get(scan.node_id))
+            spec = source_spec(scan, demanded.get(scan.node_id), filters.get(scan.node_id))
             source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
             self.sources[scan.node_id] = source
             self._route_dead_letters(source)
@@ -324,6 +332,7 @@ class Job:
             if source.finished():
                 continue
             marks = self.partitioned.get(scan.node_id)
+            dropped = getattr(source, "filtered", 0)  # changes its format's pre-filter dropped
             if marks is None:
                 batch, runs = source.poll(POLL_RECORDS, POLL_TIMEOUT_S), None
             else:
@@ -331,9 +340,11 @@ class Job:
                 assigned, finished = source.partition_states()
                 marks.assign(assigned)
                 marks.finish(finished)
-            if batch:
+            dropped = getattr(source, "filtered", 0) - dropped
+            if batch or dropped:  # read changes, even if the WHERE drops them all
                 busy = True
-                self.stats.events_in[scan.table] += len(batch)
+                self.stats.events_in[scan.table] += len(batch) + dropped
+            if batch:
                 self._emit(self.graph.push(scan.node_id, batch, runs=runs))
                 crash.point("batch")
             elif marks is not None:  # partitions gone idle or finished move the watermark
