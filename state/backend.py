@@ -69,16 +69,17 @@ class StateBackend:
 
     # -- tables ---------------------------------------------------------------
 
-    def table(self, name: str, values: TypedValues | None = None) -> StateTable:
+    def table(self, name: str, values: TypedValues | None = None, keep: int = 0) -> StateTable:
         """The named table (an LMDB sub-database), created on first use.
 
         ``values``: the codec of a table whose values all have one type (the first
-        caller's counts); without it values are encoded by their shape.
+        caller's counts); without it values are encoded by their shape. ``keep``: how
+        many committed values it keeps decoded (see ``StateTable``; the first caller's).
         """
         table = self._tables.get(name)
         if table is None:
             _check_name(name)
-            table = StateTable(self, name, self.db(name.encode(), create=True), values)
+            table = StateTable(self, name, self.db(name.encode(), create=True), values, keep)
             self._tables[name] = table
         return table
 
@@ -169,6 +170,8 @@ class StateBackend:
         With ``undo``, the transaction also saves the before-image of every key it
         writes (see ``deltaflow.state.undo``), until ``forget_undo`` or ``roll_back``.
         """
+        for mirror in self._mirrors.values():
+            mirror.flush()
         writes = [
             (t.name.encode(), t.db, t.pending()) for t in self._tables.values() if t.has_pending()
         ]
@@ -182,7 +185,8 @@ class StateBackend:
                 write_items(txn, name, db, items)
 
         self.transact(body)
-        self.discard()
+        for table in self._tables.values():
+            table.committed()
 
     def transact(self, body: Callable[[lmdb.Transaction], None]) -> None:
         """Run ``body`` in ONE write transaction.
@@ -221,6 +225,7 @@ class StateBackend:
             write_items(txn, META_DB, self._meta_db, _meta_items(meta))
 
         self.transact(body)
+        self.discard()  # nothing kept from before the roll-back
         return restored[0]
 
     def forget_undo(self, meta: dict[str, object] | None = None) -> None:
@@ -234,7 +239,9 @@ class StateBackend:
         self.transact(body)
 
     def discard(self) -> None:
-        """Drop every buffered, uncommitted write."""
+        """Drop every buffered, uncommitted write (and the values kept decoded)."""
+        for mirror in self._mirrors.values():
+            mirror.forget()
         for table in self._tables.values():
             table.clear()
 

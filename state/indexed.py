@@ -14,102 +14,63 @@ Every row has exactly one pair in each secondary index, so an index whose
 committed pair count differs from the row count (new, or built by a run that
 stopped before its commit) is rebuilt from the rows when the table is opened.
 
-A batch is applied per distinct primary key: the stored rows of the batch's keys
-are read once (sorted), the changes are replayed in memory, and only the final
-row of each key is written, with its index entries moved when an indexed column
-changed. Each key is encoded once per batch, and with the row ``types`` given,
-by encoders compiled for the key columns' types (``typed_keys``).
+A batch is applied per distinct primary key: the current rows of the batch's keys
+are taken from the rows kept in memory (below) or read once (sorted), the changes
+are replayed in memory, and only the final row of each key is kept, with its index
+entries moved when an indexed column changed (``row_keys.compile_moves``).
 
-Lookups take a batch of index keys: on the full primary key one sorted
-``getmulti``; otherwise one cursor visits the sorted index keys and the rows of
-every primary key found are read in one more sorted pass.
+The table keeps the current rows of the primary keys touched or read lately, by
+row key (``row_keys``: the value itself for a one-column key), up to ``keep`` keys,
+then it starts over: a key changed again, or looked up, after a commit is not read
+from LMDB and decoded again. A changed row stays there alone until ``flush`` (the
+backend's commit, or a read that goes by encoded keys) encodes its key once and
+buffers its write in the row table.
+
+Lookups take a batch of index keys: on the full primary key the kept rows, then one
+sorted ``getmulti``; otherwise one cursor visits the sorted index keys and the rows of
+every primary key found are taken the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from operator import itemgetter
+from collections.abc import Sequence
+from itertools import repeat
+from operator import is_, itemgetter
 from typing import TYPE_CHECKING
 
 from deltaflow.formats.changelog import ADDS
 from deltaflow.formats.errors import StateError
-from deltaflow.formats.types import INTEGER_ROOTS, DataType
-from deltaflow.state.keys import decode_key, encode_key
+from deltaflow.formats.types import DataType
+from deltaflow.state import row_keys
+from deltaflow.state.keys import decode_key
 from deltaflow.state.packed_index import PackedIndex
+from deltaflow.state.row_keys import stored_columns
 from deltaflow.state.table import DELETED
-from deltaflow.state.typed_keys import KeyCache, key_encoder
+from deltaflow.state.typed_keys import KeyCache
 
 if TYPE_CHECKING:
     from deltaflow.state.backend import StateBackend
 
+__all__ = ["IndexedTable", "stored_columns"]
+
 INDEX_SEPARATOR = "#"
-_BIAS = 1 << 63
-_NULL_DUP = bytes(9)
-
-
-def key_getter(columns: list[int]) -> Callable[[tuple], tuple]:
-    """A function picking ``columns`` of a row as a tuple."""
-    if len(columns) == 1:
-        (only,) = columns
-        return lambda row: (row[only],)
-    return itemgetter(*columns)
-
-
-def _fixed_keys(key_columns: list[int], types: Sequence[DataType] | None) -> bool:
-    """Whether a new index stores primary keys in 9 bytes (a one-column integer key)."""
-    return (
-        types is not None and len(key_columns) == 1 and types[key_columns[0]].root in INTEGER_ROOTS
-    )
-
-
-def _dup_codec(key_columns: list[int], fixed: bool) -> tuple:
-    """How an index stores a row's primary key as a duplicate: (duplicate of (row key bytes,
-    row), primary key of a duplicate or None when the duplicate is the row key bytes).
-
-    In a ``fixed`` index (made for a one-column integer key) it takes 9 bytes: a NULL
-    flag, then the value plus 2**63 big-endian (the order of the key's encoding); the
-    index packs such keys with no length prefix."""
-    if not fixed:
-        return (lambda kb, row: kb), None
-    (column,) = key_columns
-
-    def dup_of(kb: bytes, row: tuple) -> bytes:
-        value = row[column]
-        return _NULL_DUP if value is None else b"\x01" + (value + _BIAS).to_bytes(8, "big")
-
-    def pk_of(dup: bytes) -> tuple:
-        return (int.from_bytes(dup[1:], "big") - _BIAS,) if dup[0] else (None,)
-
-    return dup_of, pk_of
-
-
-def stored_columns(key_columns: list[int], width: int) -> list[int]:
-    """The columns of a row of ``width`` columns that its stored value holds: all but the
-    primary key columns when those lead the row (the key holds them), else all."""
-    return list(range(_leading(key_columns), width))
-
-
-def _leading(key_columns: list[int]) -> int:
-    """How many primary key columns lead the row (all of them or none)."""
-    return len(key_columns) if list(key_columns) == list(range(len(key_columns))) else 0
-
-
-def _encoder(columns: list[int], types: Sequence[DataType] | None) -> Callable[[tuple], bytes]:
-    return encode_key if types is None else key_encoder([types[c] for c in columns])
+KEEP_ROWS = 250_000  # rows an IndexedTable keeps in memory by row key, then it starts over
+_MISSING = object()
+_first = itemgetter(0)
 
 
 class _Index:
-    __slots__ = ("cache", "columns", "dup_of", "encode", "getter", "pk_of", "table", "unique")
+    __slots__ = ("cache", "columns", "dup_of", "encode", "getter", "key_of", "moves", "table")
 
-    def __init__(self, columns: list[int], table: PackedIndex | None, encode, unique: bool) -> None:
+    def __init__(self, columns: list[int], table: PackedIndex | None, encode) -> None:
         self.columns = list(columns)
-        self.getter = key_getter(self.columns)
+        self.getter = itemgetter(*columns) if len(columns) > 1 else _one(columns[0])
         self.encode = encode
         self.cache = KeyCache(encode)
         self.table = table  # None: a primary-key prefix, scanned on the row table
-        self.unique = unique  # the whole primary key: one row at most per index key
-        self.dup_of = None  # a secondary index: how it stores a primary key (_dup_codec)
-        self.pk_of = None
+        self.dup_of = None  # a secondary index: how it stores a row key (row_keys.dup_codec)
+        self.key_of = None
+        self.moves = row_keys.compile_moves(self.columns) if table is not None else None
 
 
 class IndexedTable:
@@ -123,10 +84,12 @@ class IndexedTable:
         indexes: dict[str, list[int]],
         types: Sequence[DataType] | None = None,
         values: object | None = None,
+        keep: int | None = None,
     ) -> None:
         """``types``: the rows' column types, for compiled key encoders; ``values``: the
         codec (a ``TypedValues``) of the stored part of a row (``stored_columns``), if
-        that has one type."""
+        that has one type; ``keep``: how many rows it keeps in memory (module docstring;
+        default ``KEEP_ROWS``)."""
         if not key_columns:
             raise StateError(f"indexed table {name!r} needs at least one primary key column")
         if INDEX_SEPARATOR in name:
@@ -134,12 +97,17 @@ class IndexedTable:
         self.name = name
         self.key_columns = list(key_columns)
         self._backend = backend
-        self._pk = key_getter(self.key_columns)
+        self.row_key = row_keys.row_key(self.key_columns)  # the keys of ``apply_changes``
+        self._from_tuple = row_keys.from_tuple(self.key_columns)
+        self._key_tuple = row_keys.key_tuple(self.key_columns)
         self._types = None if types is None else list(types)
-        self._encode_pk = _encoder(self.key_columns, self._types)
+        self._encode_pk = row_keys.key_bytes(self.key_columns, self._types)
         # primary key columns leading the row are not stored in the value (the key has them)
-        self._lead = _leading(self.key_columns)
+        self._lead = row_keys.leading(self.key_columns)
         self._rows = backend.table(name, values)  # type: ignore[arg-type]
+        self._known: dict[object, tuple | None] = {}  # row key -> current row (None: absent)
+        self._dirty: dict[object, None] = {}  # keys whose row is not in the row table's buffer
+        self._keep = KEEP_ROWS if keep is None else keep
         self._indexes: dict[str, _Index] = {}
         for index_name, columns in indexes.items():
             self.build_index(index_name, columns)
@@ -161,51 +129,87 @@ class IndexedTable:
 
     def apply_changes(
         self, kinds: list[int], rows: list[tuple]
-    ) -> tuple[dict[tuple, tuple | None], list[int]]:
-        """``apply``, also returning each changed primary key's row from before the batch
-        (None: absent) with the contradictions."""
-        pks = list(map(self._pk, rows))
-        distinct = list(dict.fromkeys(pks))
-        encoded = list(map(self._encode_pk, distinct))
-        stored = self._rows.get_many_encoded(encoded)
-        before = dict(zip(distinct, self._full(distinct, stored), strict=True))
+    ) -> tuple[dict[object, tuple | None], list[int]]:
+        """``apply``, also returning the row from before the batch (None: absent) of each
+        primary key the batch touches, by row key (``row_key``), with the contradictions."""
+        keys = list(map(self.row_key, rows))
+        before = self._current(list(dict.fromkeys(keys)))
         after = dict(before)
-        contradictions = []
-        adds = ADDS
-        for position, kind in enumerate(kinds):
+        adds, contradicted = ADDS, False
+        for kind, key, row in zip(kinds, keys, rows, strict=True):
             if adds[kind]:
-                after[pks[position]] = rows[position]
-            elif after[pks[position]] is None:
-                contradictions.append(position)
+                after[key] = row
+            elif after[key] is None:
+                contradicted = True
             else:
-                after[pks[position]] = None
+                after[key] = None
+        contradictions = _contradictions(kinds, keys, before) if contradicted else []
         changed = [
-            (kb, before[pk], new)
-            for kb, (pk, new) in zip(encoded, after.items(), strict=True)
-            if new is not before[pk]
+            (key, old, new)
+            for (key, old), new in zip(before.items(), after.values(), strict=True)
+            if new is not old
         ]
-        lead = self._lead
-        self._rows.put_many_encoded(
-            [(kb, DELETED if new is None else new[lead:]) for kb, _, new in changed]
-        )
-        for index in self._indexes.values():
-            if index.table is not None and changed:
-                self._move(index, changed)
+        if changed:
+            self._known.update(after)
+            self._dirty.update(zip(map(_first, changed), repeat(None)))
+            for index in self._indexes.values():
+                if index.table is not None:
+                    self._move(index, changed)
         return before, contradictions
+
+    def flush(self) -> None:
+        """Buffers the writes of the rows changed since the last flush in the row table
+        (each key encoded once); the backend's commit calls it first."""
+        if not self._dirty:
+            return
+        keys, self._dirty = list(self._dirty), {}
+        rows = list(map(self._known.__getitem__, keys))
+        values: list = rows
+        if self._lead:
+            cut = itemgetter(slice(self._lead, None))
+            values = [DELETED if row is None else cut(row) for row in rows]
+        elif any(map(is_, rows, repeat(None))):
+            values = [DELETED if row is None else row for row in rows]
+        self._rows.put_many_encoded(list(zip(map(self._encode_pk, keys), values, strict=True)))
+
+    def forget(self) -> None:
+        """Drops the rows kept in memory, changes not flushed included (the backend's
+        discard and roll-back: the table is then as its last commit)."""
+        self._known = {}
+        self._dirty = {}
+
+    def _current(self, keys: list) -> dict[object, tuple | None]:
+        """The current row (None: absent) of each of the distinct row ``keys``: kept ones,
+        the rest read in one sorted pass and kept."""
+        known = self._known
+        found = list(map(known.get, keys, repeat(_MISSING)))
+        if any(map(is_, found, repeat(_MISSING))):
+            missing = [key for key, row in zip(keys, found, strict=True) if row is _MISSING]
+            if len(known) + len(missing) > self._keep:
+                self.flush()
+                known.clear()
+                missing = keys
+                found = [_MISSING] * len(keys)
+            stored = self._rows.get_many_encoded(list(map(self._encode_pk, missing)))
+            loaded = self._full(missing, stored)
+            known.update(zip(missing, loaded, strict=True))
+            fill = iter(loaded)
+            found = [next(fill) if row is _MISSING else row for row in found]
+        return dict(zip(keys, found, strict=True))
 
     def build_index(self, name: str, columns: list[int]) -> None:
         """Add a secondary index on ``columns``, backfilled from the rows if needed."""
         if not columns:
             raise StateError(f"index {name!r} of table {self.name!r} needs at least one column")
-        encode = _encoder(list(columns), self._types)
+        encode = row_keys.encoder(list(columns), self._types)
         if list(columns) == self.key_columns[: len(columns)]:
-            unique = len(columns) == len(self.key_columns)
-            self._indexes[name] = _Index(columns, None, encode, unique)
+            self._indexes[name] = _Index(columns, None, encode)
             return
-        fixed = _fixed_keys(self.key_columns, self._types)
+        fixed = row_keys.fixed_keys(self.key_columns, self._types)
         table = self._backend.packed_index(f"{self.name}{INDEX_SEPARATOR}{name}", fixed)
-        index = _Index(columns, table, encode, False)
-        index.dup_of, index.pk_of = _dup_codec(self.key_columns, table.fixed)
+        index = _Index(columns, table, encode)
+        index.dup_of, index.key_of = row_keys.dup_codec(table.fixed, self._encode_pk)
+        self.flush()
         rows = self._backend.read_txn().stat(self._rows.db)["entries"]
         committed_match = table.committed_len() == rows
         if not committed_match or self._rows.has_pending():
@@ -213,11 +217,30 @@ class IndexedTable:
         self._indexes[name] = index
 
     def _rebuild(self, index: _Index) -> None:
-        dup_of = index.dup_of
+        dup_of, key = index.dup_of, self.row_key
         fresh = [
-            (index.encode(index.getter(row)), dup_of(kb, row)) for kb, row in self._scan_rows()
+            (index.encode(index.getter(row)), dup_of(key(row))) for _, row in self._scan_rows()
         ]
         index.table.update(index.table.pairs(), fresh)  # type: ignore[union-attr]
+
+    def _move(self, index: _Index, changed: list[tuple]) -> None:
+        """Moves the index entries of the ``changed`` rows (``(row key, old row, new
+        row)``, None: absent) whose indexed columns changed; each index key is encoded
+        once."""
+        encode, dup_of = index.cache.encode_many, index.dup_of
+        try:
+            pairs = [
+                list(
+                    zip(encode(list(map(_first, side))), [dup_of(e[1]) for e in side], strict=True)
+                )
+                for side in index.moves(changed)  # type: ignore[misc]
+            ]
+        except OverflowError:
+            raise StateError(
+                f"indexed table {self.name!r}: a primary key is outside BIGINT's range; "
+                "declare the key column with the type of its values"
+            ) from None
+        index.table.update(*pairs)  # type: ignore[union-attr]
 
     # -- reads ----------------------------------------------------------------
 
@@ -227,19 +250,22 @@ class IndexedTable:
 
     def get_many(self, pks: list[tuple]) -> list[tuple | None]:
         """The rows of ``pks`` in input order."""
-        pks = [tuple(pk) for pk in pks]
-        return self._full(pks, self._rows.get_many(pks))  # type: ignore[arg-type]
+        keys = [self._from_tuple(tuple(pk)) for pk in pks]
+        return list(map(self._current(list(dict.fromkeys(keys))).__getitem__, keys))
 
-    def _full(self, pks: list[tuple], stored: list) -> list:
-        """The rows of primary keys ``pks`` from their ``stored`` values (None: absent)."""
+    def _full(self, keys: list, stored: list) -> list:
+        """The rows of row ``keys`` from their ``stored`` values (None: absent)."""
         if not self._lead:
             return stored
+        pk = self._key_tuple
         return [
-            None if value is None else pk + value for pk, value in zip(pks, stored, strict=True)
+            None if value is None else pk(key) + value
+            for key, value in zip(keys, stored, strict=True)
         ]
 
     def _scan_rows(self, prefix: bytes = b"") -> list[tuple[bytes, tuple]]:
         """(row key bytes, row) of every row whose key starts with ``prefix``, in order."""
+        self.flush()
         found = list(self._rows.scan_encoded(prefix))
         if not self._lead:
             return found
@@ -258,11 +284,12 @@ class IndexedTable:
                 f"table {self.name!r} has no index {index!r}; it has {sorted(self._indexes)}"
             )
         distinct = list(dict.fromkeys(keys))
-        encoded = spec.cache.encode_many(distinct)
-        if spec.unique:
-            rows = self._full(distinct, self._rows.get_many_encoded(encoded))
-            found = [[] if r is None else [r] for r in rows]
+        if len(spec.columns) == len(self.key_columns) and spec.table is None:
+            wanted = list(map(self._from_tuple, distinct))
+            rows = self._current(list(dict.fromkeys(wanted)))
+            found = [[] if r is None else [r] for r in map(rows.__getitem__, wanted)]
         else:
+            encoded = spec.cache.encode_many(distinct)
             found = self._scan(spec, sorted(set(encoded)), encoded)
         if len(distinct) == len(keys):
             return found
@@ -272,6 +299,7 @@ class IndexedTable:
     def _scan(self, spec: _Index, prefixes: list[bytes], encoded: list[bytes]) -> list[list]:
         """The rows under each of ``encoded`` (``prefixes``: the same, sorted)."""
         if spec.table is None:
+            self.flush()
             lead = self._lead
             by_prefix = {
                 p: [decode_key(kb) + row if lead else row for kb, row in found]
@@ -282,48 +310,42 @@ class IndexedTable:
         dups = sorted({dup for found in cuts.values() for dup in found})
         if not dups:
             return [[] for _ in encoded]
-        if spec.pk_of is not None:
-            pks = list(map(spec.pk_of, dups))
-            stored = self._rows.get_many_encoded(list(map(self._encode_pk, pks)))
+        if spec.key_of is not None:
+            current = self._current(list(map(spec.key_of, dups)))
+            rows = dict(zip(dups, current.values(), strict=True))
         else:
+            self.flush()
             stored = self._rows.get_many_encoded(dups)
             pks = list(map(decode_key, dups)) if self._lead else []
-        rows = dict(zip(dups, self._full(pks, stored), strict=True))
+            rows = dict(
+                zip(dups, self._full(list(map(self._from_tuple, pks)), stored), strict=True)
+            )
         return [[rows[dup] for dup in cuts[p]] for p in encoded]
 
     def count(self) -> int:
         """The number of rows."""
+        self.flush()
         return len(self._rows)
 
     def items(self) -> list[tuple[tuple, tuple]]:
         """Every (primary key, row) in key order (for tests and inspection)."""
         return [(decode_key(kb), row) for kb, row in self._scan_rows()]
 
-    def _move(self, index: _Index, changed: list[tuple[bytes, tuple | None, tuple | None]]) -> None:
-        """Moves the index entries of the changed rows (``(row key, old, new)``, None:
-        absent) whose indexed columns changed; each index key is encoded once."""
-        getter, dup_of = index.getter, index.dup_of
-        gone, added = [], []
-        for kb, old, new in changed:
-            if old is None:
-                added.append((getter(new), kb, new))  # type: ignore[arg-type]
-            elif new is None:
-                gone.append((getter(old), kb, old))
-            elif (old_key := getter(old)) != (new_key := getter(new)):
-                gone.append((old_key, kb, old))
-                added.append((new_key, kb, new))
-        encode = index.cache.encode_many
-        try:
-            pairs = [
-                [
-                    (ik, dup_of(kb, row))
-                    for ik, (_, kb, row) in zip(encode([e[0] for e in side]), side, strict=True)
-                ]
-                for side in (gone, added)
-            ]
-        except OverflowError:
-            raise StateError(
-                f"indexed table {self.name!r}: a primary key is outside BIGINT's range; "
-                "declare the key column with the type of its values"
-            ) from None
-        index.table.update(*pairs)  # type: ignore[union-attr]
+
+def _one(column: int):
+    """A function picking one column of a row as a 1-tuple (an index key)."""
+    return lambda row: (row[column],)
+
+
+def _contradictions(kinds: list[int], keys: list, before: dict) -> list[int]:
+    """The positions of the retractions of keys absent at that point of the batch."""
+    current = dict(before)
+    out = []
+    for position, (kind, key) in enumerate(zip(kinds, keys, strict=True)):
+        if ADDS[kind]:
+            current[key] = True
+        elif current[key] is None:
+            out.append(position)
+        else:
+            current[key] = None
+    return out

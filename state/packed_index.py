@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 Pair = tuple[bytes, bytes]
 FIXED_BYTES = 9  # a one-column integer primary key: NULL flag + 8 bytes
+KEEP_KEYS = 100_000  # index keys whose lists stay decoded after a commit (StateTable keep)
 _HEADER = struct.Struct(">?Q")  # fixed, pair count
 _LENGTH = struct.Struct(">H")
 # splits a fixed index's value into its 9-byte keys (in C: faster than slicing in a loop)
@@ -51,7 +52,8 @@ class PackedIndex:
         # an existing index keeps the layout it was written with
         self.fixed = fixed if header is None else len(header) == _HEADER.size
         self._codec = _Codec(self.fixed)
-        self._table = backend.table(name, self._codec)  # type: ignore[arg-type]
+        # the lists of the index keys touched lately stay decoded across commits
+        self._table = backend.table(name, self._codec, KEEP_KEYS)  # type: ignore[arg-type]
 
     # -- reads ----------------------------------------------------------------
 
@@ -114,6 +116,9 @@ class _Codec:
     def __init__(self, fixed: bool) -> None:
         self.encode = b"".join if fixed else _pack_lengths
         self.decode = _unpack_fixed if fixed else _unpack_lengths
+
+    def encode_many(self, values: list[list[bytes]]) -> list[bytes]:
+        return list(map(self.encode, values))
 
 
 def _pack_lengths(dups: list[bytes]) -> bytes:

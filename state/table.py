@@ -5,6 +5,12 @@ buffer in one transaction; reads see the buffered writes first. Keys are encoded
 with ``deltaflow.state.keys`` (so LMDB order is tuple order), values with
 ``deltaflow.state.values``. Do not change a value object after ``put``: the buffer
 holds the object itself and encodes it at commit.
+
+A table opened with ``keep`` > 0 also keeps up to that many committed values decoded
+(the writes of the last commits and the values read since), so that a key read again
+after a commit is not read from LMDB and decoded again; past ``keep`` it starts over.
+A value read from it is shared: change it only to ``put`` it back (as ``PackedIndex``
+does with its lists).
 """
 
 from __future__ import annotations
@@ -27,14 +33,22 @@ class StateTable:
     """A keyed table with write-back buffering; see the module docstring."""
 
     def __init__(
-        self, backend: StateBackend, name: str, db: object, values: TypedValues | None = None
+        self,
+        backend: StateBackend,
+        name: str,
+        db: object,
+        values: TypedValues | None = None,
+        keep: int = 0,
     ) -> None:
         self.name = name
         self._backend = backend
         self._db = db
-        self._encode = encode_value if values is None else values.encode
+        self._encode_many = _encoder_of(values)
         self._decode = decode_value if values is None else values.decode
         self._buffer: dict[bytes, object] = {}
+        # committed values kept decoded (DELETED: known absent); see the module docstring
+        self._clean: dict[bytes, object] = {}
+        self._keep = keep
         # The buffered keys in order, for scans: keys added since the last scan wait
         # in _unsorted and are merged in by the next scan (Timsort merges the two runs).
         self._sorted: list[bytes] = []
@@ -47,17 +61,15 @@ class StateTable:
         return self.get_encoded(encode_key(key) or EMPTY)
 
     def get_encoded(self, kb: bytes) -> object | None:
-        value = self._buffer.get(kb, _MISSING)
-        if value is _MISSING:
-            data = self._backend.read_txn().get(kb, db=self._db)
-            return None if data is None else self._decode(data)
-        return None if value is DELETED else value
+        return self.get_many_encoded([kb])[0]
 
     def get_many(self, keys: list[tuple]) -> list[object | None]:
         """The values of ``keys`` in input order; LMDB is read in key order."""
         return self.get_many_encoded([encode_key(k) or EMPTY for k in keys])
 
     def get_many_encoded(self, encoded: list[bytes]) -> list[object | None]:
+        if self._keep:
+            return self._get_many_kept(encoded)
         buffer = self._buffer
         misses = sorted({kb for kb in encoded if kb not in buffer} if buffer else set(encoded))
         stored: dict[bytes, bytes] = {}
@@ -76,6 +88,27 @@ class StateTable:
             else:
                 out.append(None if value is DELETED else value)
         return out
+
+    def _get_many_kept(self, encoded: list[bytes]) -> list[object | None]:
+        """``get_many_encoded`` of a table that keeps committed values (``keep``): the
+        values read from LMDB join the kept ones."""
+        buffer, clean = self._buffer, self._clean
+        misses = sorted({kb for kb in encoded if kb not in buffer and kb not in clean})
+        loaded: dict[bytes, object] = {}
+        if misses:
+            cursor = self._backend.read_txn().cursor(db=self._db)
+            stored = dict(cursor.getmulti(misses))
+            decode = self._decode
+            loaded = {
+                kb: DELETED if (data := stored.get(kb)) is None else decode(data) for kb in misses
+            }
+        values = [
+            buffer[kb] if kb in buffer else clean[kb] if kb in clean else loaded[kb]
+            for kb in encoded
+        ]
+        if loaded:
+            self._keep_clean(loaded)
+        return [None if value is DELETED else value for value in values]
 
     def scan_prefix(self, prefix: tuple) -> Iterator[tuple[tuple, object]]:
         """Every (key, value) whose key starts with ``prefix``, in key order.
@@ -180,20 +213,45 @@ class StateTable:
         return self._db
 
     def pending(self) -> list[tuple[bytes, bytes | None]]:
-        """The buffered writes, encoded and in key order (None = delete)."""
-        encode = self._encode
+        """The buffered writes, encoded and in key order (None = delete); the values of
+        a batch are encoded together (``encode_many``)."""
+        keys = sorted(self._buffer)
+        values = list(map(self._buffer.__getitem__, keys))
+        if not any(value is DELETED for value in values):
+            return list(zip(keys, self._encode_many(values), strict=True))
+        encoded = iter(self._encode_many([value for value in values if value is not DELETED]))
         return [
-            (kb, None if value is DELETED else encode(value))
-            for kb, value in sorted(self._buffer.items(), key=_first)
+            (kb, None if value is DELETED else next(encoded))
+            for kb, value in zip(keys, values, strict=True)
         ]
 
     def has_pending(self) -> bool:
         return bool(self._buffer)
 
     def clear(self) -> None:
+        """Drops the buffered writes and the kept values."""
+        self._buffer = {}
+        self._clean = {}
+        self._sorted = []
+        self._unsorted = []
+
+    def committed(self) -> None:
+        """The buffered writes are committed: dropped from the buffer, kept decoded if the
+        table keeps values (up to ``keep``, then it starts over)."""
+        if self._keep:
+            self._keep_clean(self._buffer)
         self._buffer = {}
         self._sorted = []
         self._unsorted = []
+
+    def _keep_clean(self, values: dict[bytes, object]) -> None:
+        """Keeps committed ``values`` (DELETED: absent), up to ``keep``: over it, the kept
+        ones are dropped first."""
+        clean = self._clean
+        if len(clean) + len(values) > self._keep:
+            clean.clear()
+        if len(values) <= self._keep:
+            clean.update(values)
 
     def _buffered_range(self, prefix: bytes) -> Iterator[tuple[bytes, object]]:
         if not self._buffer:
@@ -225,6 +283,15 @@ class StateTable:
 
 def _first(item: tuple[bytes, object]) -> bytes:
     return item[0]
+
+
+def _encoder_of(values: object | None):
+    """The codec's ``encode_many`` (values of a batch at once), or its ``encode`` per value."""
+    encode_many = getattr(values, "encode_many", None)
+    if encode_many is not None:
+        return encode_many
+    encode = encode_value if values is None else values.encode  # type: ignore[attr-defined]
+    return lambda batch: list(map(encode, batch))
 
 
 def _merged(stored: list, buffered: list[tuple[bytes, object]], decode, values: bool) -> list:

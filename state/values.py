@@ -104,15 +104,29 @@ class TypedValues:
     def encode(self, value: object) -> bytes:
         if self._snapshot is not None:
             value = self._snapshot(value)
+        return _typed(value)
+
+    def encode_many(self, values: list) -> list[bytes]:
+        """``encode`` of each of ``values``, in one pass of C-level maps when none needs
+        the fallback."""
+        if self._snapshot is not None:
+            values = list(map(self._snapshot, values))
         try:
-            return b"T" + _encoder.encode(value)
+            return list(map(b"T".__add__, map(_encoder.encode, values)))
         except OverflowError:
-            return encode_value(value)
+            return list(map(_typed, values))
 
     def decode(self, data: bytes) -> object:
         if data[0] == _TYPED:
             return self._decoder.decode(memoryview(data)[1:])
         return decode_value(data)
+
+
+def _typed(value: object) -> bytes:
+    try:
+        return b"T" + _encoder.encode(value)
+    except OverflowError:
+        return encode_value(value)
 
 
 def _scalar(value: object) -> Ext:

@@ -33,10 +33,10 @@ class Mirror:
 
     def __init__(self, table: IndexedTable) -> None:
         self.table = table
-        self.pk_of = key_getter(tuple(table.key_columns))
+        self.pk_of = table.row_key  # the keys of the before-images (IndexedTable.apply_changes)
         self.contradictions = 0
         self._batch: Batch | None = None
-        self._before: dict[tuple, tuple | None] = {}
+        self._before: dict[object, tuple | None] = {}
         self._before_by_index: dict[str, dict[tuple, list[tuple]]] = {}
 
     @classmethod

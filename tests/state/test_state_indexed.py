@@ -180,7 +180,8 @@ def test_typed_mirror_batch_lookups_see_buffered_writes(tmp_path) -> None:
             [UPDATE_BEFORE, UPDATE_AFTER, DELETE, INSERT, DELETE],
             [(1, 5, 7, "a"), (1, 5, 8, "a2"), (3, 5, 8, "c"), (4, 6, 1, "d"), (9, 1, 1, "z")],
         )
-        assert before == {(1,): (1, 5, 7, "a"), (3,): (3, 5, 8, "c"), (4,): None, (9,): None}
+        # by row key: the value itself for a one-column primary key
+        assert before == {1: (1, 5, 7, "a"), 3: (3, 5, 8, "c"), 4: None, 9: None}
         assert bad == [4]  # the delete of a key never there
         # uncommitted: the buffered writes are merged into the committed index entries
         assert table.lookup("by_item", [(5, 8), (5, 7), (6, 1), (5, 8)]) == [

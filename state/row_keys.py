@@ -1,0 +1,114 @@
+"""How an ``IndexedTable`` names its rows: row keys, their bytes, and index entries.
+
+A *row key* is a row's primary key as the table's dicts hold it: the value itself for
+a one-column key (an int or str hashes and compares faster than a 1-tuple, and C's
+``itemgetter`` picks it), a tuple for more columns. Its bytes are exactly
+``encode_key`` of the primary key tuple (``deltaflow.state.keys``), by encoders
+compiled for the key columns' types when those are known (``typed_keys``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from operator import itemgetter
+
+from deltaflow.formats.types import INTEGER_ROOTS, DataType
+from deltaflow.state.keys import encode_key
+from deltaflow.state.typed_keys import key_encoder, value_encoder
+
+_BIAS = 1 << 63
+_NULL_DUP = bytes(9)
+
+
+def row_key(columns: list[int]) -> Callable[[tuple], object]:
+    """The row key of a row (module docstring), by C's ``itemgetter``."""
+    return itemgetter(*columns)
+
+
+def key_tuple(columns: list[int]) -> Callable[[object], tuple]:
+    """The primary key tuple of a row key."""
+    if len(columns) == 1:
+        return lambda key: (key,)
+    return tuple
+
+
+def from_tuple(columns: list[int]) -> Callable[[tuple], object]:
+    """The row key of a primary key tuple."""
+    return itemgetter(0) if len(columns) == 1 else tuple
+
+
+def key_bytes(columns: list[int], types: Sequence[DataType] | None) -> Callable[[object], bytes]:
+    """The encoder of the row keys of a table keyed by ``columns``."""
+    if len(columns) == 1:
+        if types is None:
+            return lambda key: encode_key((key,))
+        return value_encoder(types[columns[0]])
+    return encoder(columns, types)
+
+
+def encoder(columns: list[int], types: Sequence[DataType] | None) -> Callable[[tuple], bytes]:
+    """The encoder of tuples of the values of ``columns``."""
+    return encode_key if types is None else key_encoder([types[c] for c in columns])
+
+
+def leading(key_columns: list[int]) -> int:
+    """How many primary key columns lead the row (all of them or none)."""
+    return len(key_columns) if list(key_columns) == list(range(len(key_columns))) else 0
+
+
+def stored_columns(key_columns: list[int], width: int) -> list[int]:
+    """The columns of a row of ``width`` columns that its stored value holds: all but the
+    primary key columns when those lead the row (the key holds them), else all."""
+    return list(range(leading(key_columns), width))
+
+
+def fixed_keys(key_columns: list[int], types: Sequence[DataType] | None) -> bool:
+    """Whether a new index stores primary keys in 9 bytes (a one-column integer key)."""
+    return (
+        types is not None and len(key_columns) == 1 and types[key_columns[0]].root in INTEGER_ROOTS
+    )
+
+
+def dup_codec(fixed: bool, encode: Callable[[object], bytes]) -> tuple:
+    """How an index stores a row's primary key: (its bytes from the row key, the row key
+    of such bytes or None when they are the row key's ``encode`` bytes).
+
+    In a ``fixed`` index (made for a one-column integer key) it takes 9 bytes: a NULL
+    flag, then the value plus 2**63 big-endian (the order of the key's encoding); the
+    index packs such keys with no length prefix."""
+    if not fixed:
+        return encode, None
+
+    def dup_of(key: int | None) -> bytes:
+        return _NULL_DUP if key is None else b"\x01" + (key + _BIAS).to_bytes(8, "big")
+
+    def key_of(dup: bytes) -> int | None:
+        return int.from_bytes(dup[1:], "big") - _BIAS if dup[0] else None
+
+    return dup_of, key_of
+
+
+def compile_moves(columns: list[int]) -> Callable[[list[tuple]], tuple[list, list]]:
+    """``moves(changed)``: for ``(row key, old row, new row)`` triples (None: absent), the
+    index entries ``(index key, row key)`` to remove and to add for an index on
+    ``columns``; a row whose indexed columns kept their values moves nothing. One
+    generated loop, the columns compared inline."""
+    old_key = "".join(f"old[{c}], " for c in columns)
+    new_key = "".join(f"new[{c}], " for c in columns)
+    moved = " or ".join(f"old[{c}] != new[{c}]" for c in columns)
+    source = f"""def moves(changed):
+    gone = []
+    added = []
+    for key, old, new in changed:
+        if old is None:
+            added.append((({new_key}), key))
+        elif new is None:
+            gone.append((({old_key}), key))
+        elif {moved}:
+            gone.append((({old_key}), key))
+            added.append((({new_key}), key))
+    return gone, added
+"""
+    env: dict[str, object] = {}
+    exec(source, env)  # noqa: S102 - column positions only
+    return env["moves"]  # type: ignore[return-value]
