@@ -47,13 +47,25 @@ class DeadLetterWriter:
         if self.writer is not None:
             self.writer.bind_patience(patience_for)
 
-    def join_transaction(self, producer, begin: Callable[[], None]) -> None:
-        """Write through the job's transactional producer from now on; ``begin`` opens the
-        epoch's transaction when none is open (a letter can be met before the first
-        epoch's output, while the job reads a looked-up table at start)."""
-        self._producer, self._begin, self.transactional = producer, begin, True
+    def join_transaction(self, txn) -> bool:
+        """Write through the job's exactly-once transaction ``txn`` (``EpochTransactions``)
+        from now on, when it is on this topic's cluster (the same bootstrap servers: one
+        transaction cannot span clusters); False, and at-least-once, otherwise. A letter
+        met before the epoch's first output opens its transaction (``txn.begin``)."""
+        if self.servers != txn.request.conf.get("bootstrap.servers"):
+            return False
+        self._producer, self._begin, self.transactional = txn.producer, txn.begin, True
         if self.writer is not None:
-            self.writer.join_transaction(producer)
+            self.writer.join_transaction(txn.producer)
+        return True
+
+    def at_least_once_note(self) -> str:
+        """The line a job prints when the letters cannot join its transaction."""
+        return (
+            f"table '{self.opts.table}': its dead letters go to brokers ({self.servers}) "
+            "other than those of the exactly-once sinks' transaction, so they are written "
+            "at-least-once (an epoch redone after a crash writes its letters again)"
+        )
 
     def send(self, letters: list[Letter], key_of: dict) -> None:
         """Produces the letters (``key_of``: offset -> the record's original key)."""

@@ -53,11 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def dispatch(args: argparse.Namespace) -> int:
     if args.command == "run":
-        from deltaflow.processor.job import run_cli
+        from deltaflow.processor.launch import run_cli
 
         return run_cli(args)
     if args.command == "explain":
-        from deltaflow.processor.job import explain_cli
+        from deltaflow.processor.launch import explain_cli
 
         return explain_cli(args)
     if args.command == "broker":

@@ -45,7 +45,7 @@ def load_events(bootstrap: str) -> int:
 def show_changelogs(planned, bootstrap: str) -> None:
     """Decodes each source topic to the end and prints its changelog, Flink's print format."""
     from deltaflow.connectors.base import create_source
-    from deltaflow.processor.job import scans_of, source_spec
+    from deltaflow.processor.job_tables import scans_of, source_spec
 
     for scan in scans_of(planned.plan):
         spec = source_spec(scan)

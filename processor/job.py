@@ -9,30 +9,32 @@ sinks the epoch's output is one Kafka transaction tied to that LMDB commit (see
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import gc
-import os
-import signal
 import sys
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from deltaflow.connectors.base import PartitionedSource, TableSpec, create_sink, create_source
+from deltaflow.connectors.base import PartitionedSource, create_sink, create_source
 from deltaflow.connectors.transactions import (
     EpochTransactions,
     Patience,
     TransactionStuck,
     open_transactions,
 )
-from deltaflow.formats.errors import ConnectorError, DeltaflowError, StateError
-from deltaflow.formats.prefilter import PreFilter
 from deltaflow.processor import crash, progress
 from deltaflow.processor.brokers import BrokerWatch, cluster_configs
-from deltaflow.processor.plan import JobPlan, LookupJoin, Node, Sink, TableSourceScan
+from deltaflow.processor.collector import quiet_collector
+from deltaflow.processor.job_tables import (
+    LOOKUP_PREFIX,
+    describe_plan,
+    lookup_spec,
+    scans_of,
+    sink_spec,
+    source_spec,
+)
+from deltaflow.processor.plan import JobPlan
 from deltaflow.processor.runtime import key_presence
 from deltaflow.processor.runtime.demand import demanded_columns
 from deltaflow.processor.runtime.prefilter import prefilters
@@ -42,7 +44,6 @@ from deltaflow.state.checkpoint import PENDING_KEY, Checkpointer
 
 POLL_RECORDS = 5000
 POLL_TIMEOUT_S = 0.05
-_DECODERS = ("value_decoder", "key_decoder")
 TOKEN_KEY = "transactions.token"
 
 
@@ -56,78 +57,6 @@ class JobOptions:
     out: object = None  # stream for print sinks (default stdout)
 
 
-@dataclass
-class JobStats:
-    events_in: dict[str, int] = field(default_factory=dict)
-    events_out: dict[str, int] = field(default_factory=dict)
-    skipped: dict[str, int] = field(default_factory=dict)
-    checkpoints: int = 0
-    last_checkpoint_s: float = 0.0
-    started: float = field(default_factory=time.monotonic)
-
-    @property
-    def total_in(self) -> int:
-        return sum(self.events_in.values())
-
-
-def scans_of(plan: JobPlan) -> list[TableSourceScan]:
-    """Every source scan of the plan, once each (scans are shared by node_id)."""
-    seen: dict[int, TableSourceScan] = {}
-    stack: list[Node] = list(plan.sinks)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, TableSourceScan):
-            seen.setdefault(node.node_id, node)
-        stack.extend(node.inputs)
-    return [seen[k] for k in sorted(seen)]
-
-
-# Table options the job applies itself (as Flink's planner does), not the connector.
-FRAMEWORK_OPTIONS = ("scan.watermark.idle-timeout",)
-
-
-def source_spec(
-    scan: TableSourceScan,
-    demanded: frozenset[str] | None = None,
-    prefilter: PreFilter | None = None,
-) -> TableSpec:
-    return TableSpec(
-        name=scan.table,
-        options={k: v for k, v in scan.options.items() if k not in FRAMEWORK_OPTIONS},
-        physical=[(f.name, f.type) for f in scan.physical],
-        metadata=list(scan.metadata),
-        primary_key=list(scan.primary_key),
-        demanded=demanded,
-        prefilter=prefilter,
-    )
-
-
-def sink_spec(sink: Sink) -> TableSpec:
-    return TableSpec(
-        name=sink.table,
-        options=dict(sink.options),
-        physical=[(f.name, f.type) for f in sink.physical],
-        primary_key=list(sink.primary_key),
-    )
-
-
-@contextlib.contextmanager
-def quiet_collector(young: int = 50_000):
-    """The loop allocates rows and tuples by the million and reference counting frees
-    them; the cyclic collector's young-generation pass every 700 allocations (Python's
-    default) costs 10-15% of a batch for nothing. While the job runs, the objects made
-    before it (modules, plan, compiled code) are frozen out of its scans and the pass
-    runs every ``young`` allocations; both are restored afterwards."""
-    before = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(young, *before[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-        gc.unfreeze()
-
-
 class Job:
     """One running job: its sources, graph, sinks and state."""
 
@@ -136,7 +65,7 @@ class Job:
     ) -> None:
         self.plan = plan
         self.options = options
-        self.stats = JobStats()
+        self.stats = progress.JobStats()
         self.stop = stop or threading.Event()
         self.interval_s = checkpoint_interval_s(plan.settings)
         self.broker_timeout_s = broker_timeout_s(plan.settings)
@@ -255,22 +184,11 @@ class Job:
         """A source's dead letters wait for the brokers as the sinks do, and go into the
         job's exactly-once transaction when it is on their cluster (GUARANTEES.md)."""
         writer = getattr(source, "dead_letter_writer", None)
-        if writer is None:
-            return
-        writer.bind_patience(self._patience_for)
-        self.dead_letters.append(writer)
-        if self.txn is None:
-            return
-        if writer.servers == self.txn.request.conf.get("bootstrap.servers"):
-            writer.join_transaction(self.txn.producer, self.txn.begin)
-            return
-        print(
-            f"deltaflow: table '{writer.opts.table}': its dead letters go to brokers "
-            f"({writer.servers}) other than those of the exactly-once sinks' transaction, "
-            "so they are written at-least-once (an epoch redone after a crash writes its "
-            "letters again)",
-            file=sys.stderr,
-        )
+        if writer is not None:
+            writer.bind_patience(self._patience_for)
+            self.dead_letters.append(writer)
+            if self.txn is not None and not writer.join_transaction(self.txn):
+                print(f"deltaflow: {writer.at_least_once_note()}", file=sys.stderr)
 
     def _drain_lookup(self, table: str) -> None:
         """Reads a looked-up table up to its present end, so probes see it loaded."""
@@ -403,7 +321,7 @@ class Job:
             self.txn.begin()
         self.stats.checkpoints += 1
         self.stats.last_checkpoint_s = time.monotonic() - started
-        self._report_skipped()
+        progress.report_skipped(self)
         if self.presence:
             self._presence_report().tick()
 
@@ -449,19 +367,6 @@ class Job:
         self.sources, self.lookups, self.partitioned = {}, {}, {}
         self.presence, self.presence_report, self.dead_letters = {}, None, []
 
-    def _report_skipped(self) -> None:
-        """One line whenever a source skipped more unreadable records (never a silent drop)."""
-        for scan in self.scans:
-            decoders = [getattr(self.sources[scan.node_id], n, None) for n in _DECODERS]
-            count = sum(getattr(d, "skipped", 0) for d in decoders)
-            if count > self.stats.skipped.get(scan.table, 0):
-                self.stats.skipped[scan.table] = count
-                print(
-                    f"deltaflow: table '{scan.table}': {count} unreadable record(s) skipped "
-                    "so far (the format's ignore-parse-errors is on)",
-                    file=sys.stderr,
-                )
-
     def _presence_report(self) -> key_presence.PresenceReport:
         if self.presence_report is None:
             self.presence_report = key_presence.PresenceReport(self.presence)
@@ -483,112 +388,3 @@ class Job:
         if self.txn is not None:
             self.txn.close()
         self.backend.close()
-
-
-LOOKUP_PREFIX = "lookup:"
-
-
-def lookup_spec(node: LookupJoin) -> TableSpec:
-    """The looked-up table of a lookup join, read as a changelog into the join's mirror."""
-    return TableSpec(
-        name=node.table,
-        options=dict(node.options),
-        physical=[(f.name, f.type) for f in node.table_fields],
-    )
-
-
-def describe_plan(plan: JobPlan) -> str:
-    return ", ".join(s.table for s in plan.sinks)
-
-
-# -- CLI entry points -------------------------------------------------------------
-
-
-def read_job(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DeltaflowError(f"job file {path!r} does not exist") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise DeltaflowError(f"cannot read job file {path!r}: {err}") from None
-
-
-def plan_file(path: str):
-    from deltaflow.processor.planner.api import plan_job
-
-    return plan_job(read_job(path), source_name=path)
-
-
-def explain_cli(args: argparse.Namespace) -> int:
-    planned = plan_file(args.job)
-    for text in planned.explains:
-        print(text)
-    if planned.plan.sinks:
-        print(planned.explain())
-    return 0
-
-
-def default_state_dir(job_path: str) -> Path:
-    return Path.cwd() / "deltaflow-state" / Path(job_path).stem
-
-
-def names_bootstrap(plan: JobPlan) -> bool:
-    nodes: list[Node] = [*scans_of(plan), *plan.sinks]
-    return any("properties.bootstrap.servers" in getattr(n, "options", {}) for n in nodes)
-
-
-def run_cli(args: argparse.Namespace) -> int:
-    stop = install_stop_handlers()
-    planned = plan_file(args.job)
-    state_dir = Path(args.state_dir) if args.state_dir else default_state_dir(args.job)
-    if args.start_from and has_checkpoint(state_dir):
-        raise StateError(
-            f"--from {args.start_from} replays into a fresh state directory, but {state_dir} "
-            "already holds a checkpoint; pass a new --state-dir (or delete that one)"
-        )
-    broker = None
-    bootstrap = args.bootstrap_servers
-    if args.embedded and not bootstrap and not names_bootstrap(planned.plan):
-        from deltaflow.connectors.broker import EmbeddedBroker
-
-        broker = EmbeddedBroker().start()
-        bootstrap = broker.bootstrap
-        print(f"deltaflow: embedded broker on {bootstrap}", file=sys.stderr)
-    options = JobOptions(
-        state_dir=state_dir,
-        bootstrap=bootstrap,
-        start=args.start_from,
-        quiet=args.quiet or not sys.stderr.isatty(),
-        metrics_port=args.metrics_port,
-    )
-    try:
-        job = Job(planned.plan, options, stop=stop)
-        if args.metrics_port:
-            from deltaflow.processor.metrics import serve_metrics
-
-            serve_metrics(job, args.metrics_port)
-        return job.run()
-    except ConnectorError:
-        raise
-    finally:
-        if broker is not None:
-            broker.stop()
-
-
-def has_checkpoint(state_dir: Path) -> bool:
-    return (state_dir / "data.mdb").exists() and os.path.getsize(state_dir / "data.mdb") > 0
-
-
-def install_stop_handlers() -> threading.Event:
-    """SIGTERM/SIGINT: finish the current batch, checkpoint, exit 0.
-
-    Installed first thing, so a signal during start-up also ends the job cleanly.
-    """
-    stop = threading.Event()
-
-    def handle(signum, frame):  # noqa: ARG001
-        stop.set()
-
-    signal.signal(signal.SIGTERM, handle)
-    signal.signal(signal.SIGINT, handle)
-    return stop

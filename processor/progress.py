@@ -1,12 +1,46 @@
-"""The catch-up progress line on a terminal: offsets done / end per source, events/s,
-checkpoints, and the deletes of unknown primary keys once there are any."""
+"""What a running job counts and tells its user: its counters (``JobStats``, also on
+the metrics endpoint), a line whenever a source skipped more unreadable records, and
+the catch-up progress line on a terminal (offsets done / end per source, events/s,
+checkpoints, and the deletes of unknown primary keys once there are any)."""
 
 from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass, field
 
 REFRESH_S = 0.5
+
+
+@dataclass
+class JobStats:
+    events_in: dict[str, int] = field(default_factory=dict)
+    events_out: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    checkpoints: int = 0
+    last_checkpoint_s: float = 0.0
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def total_in(self) -> int:
+        return sum(self.events_in.values())
+
+
+_DECODERS = ("value_decoder", "key_decoder")
+
+
+def report_skipped(job) -> None:
+    """One line whenever a source skipped more unreadable records (never a silent drop)."""
+    for scan in job.scans:
+        decoders = [getattr(job.sources[scan.node_id], n, None) for n in _DECODERS]
+        count = sum(getattr(d, "skipped", 0) for d in decoders)
+        if count > job.stats.skipped.get(scan.table, 0):
+            job.stats.skipped[scan.table] = count
+            print(
+                f"deltaflow: table '{scan.table}': {count} unreadable record(s) skipped "
+                "so far (the format's ignore-parse-errors is on)",
+                file=sys.stderr,
+            )
 
 
 class Display:
