@@ -382,7 +382,8 @@ class Job:
             self.watch.stop()
         if self.presence:
             self._presence_report().tick(force=True)
-        self._close_sources()
+        for source in [*self.sources.values(), *self.lookups.values()]:
+            source.close()  # kept: the metrics endpoint reads their progress after the run
         for sink in self.sinks.values():
             sink.close()
         if self.txn is not None:
