@@ -33,6 +33,8 @@ from deltaflow.formats.codec_support import (
 )
 from deltaflow.formats.codec_support import compile_row_reader as compile_rows
 from deltaflow.formats.errors import DeltaflowError, FormatError, excerpt
+from deltaflow.formats.prefilter import PreFilter
+from deltaflow.formats.prefilter import fits as check_fits
 from deltaflow.formats.spec import FormatSpec
 from deltaflow.formats.types import DECIMAL, INTEGER_ROOTS, STRING_ROOTS, DataType
 
@@ -106,14 +108,39 @@ def run(values, rows, slow):
         except ERRORS:
             pass
         slow(i, value)
+    return 0
+"""
+
+# With a pre-filter: a record failing ``keep`` is counted and its row never built.
+_FILTERED = """\
+def run(values, rows, slow):
+    add = rows.append
+    dropped = 0
+    for i, value in enumerate(values):
+        if value is None:
+            continue  # a tombstone carries no row
+        try:
+            o = decode(value)
+            if {keep}:
+                add({row})
+            else:
+                dropped += 1
+            continue
+        except ERRORS:
+            pass
+        slow(i, value)
+    return dropped
 """
 
 
-def _typed_batch(columns: list, convs: list, skipped: set[int], exact: bool):  # noqa: ANN202
-    """``run(values, rows, slow)``: one typed msgspec decode per record into a struct of
-    the demanded columns (strings, booleans, doubles, integers in range typed; the rest
-    converted as on the untyped path, floats read exactly when a DECIMAL needs it);
-    a record the typed decode or a converter refuses goes to ``slow(i, value)``."""
+def _typed_batch(columns: list, convs: list, skipped: set[int], exact: bool,
+                 prefilter: PreFilter | None = None):  # noqa: ANN202  # fmt: skip
+    """``run(values, rows, slow) -> dropped``: one typed msgspec decode per record into a
+    struct of the demanded columns (strings, booleans, doubles, integers in range typed;
+    the rest converted as on the untyped path, floats read exactly when a DECIMAL needs
+    it); a record the typed decode or a converter refuses goes to ``slow(i, value)``.
+    With a ``prefilter``, its tests on columns msgspec decodes to the row's own value
+    run first and a record failing them is dropped (counted, its row never built)."""
     fields, parts, env = [], [], {}
     for i, (_, dtype) in enumerate(columns):
         if i in skipped:
@@ -140,8 +167,24 @@ def _typed_batch(columns: list, convs: list, skipped: set[int], exact: bool):  #
     env["ERRORS"] = (*CONVERSION_ERRORS, ArithmeticError)  # quantize's InvalidOperation
     env["HALF_UP"] = ROUND_HALF_UP
     row = "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
-    exec(_BATCH.format(row=row), env)  # noqa: S102 - generated from column positions only
+    keep = None if prefilter is None else _keep(prefilter, columns, parts, env)
+    source = _BATCH.format(row=row) if keep is None else _FILTERED.format(row=row, keep=keep)
+    exec(source, env)  # noqa: S102 - generated from column positions only
     return env["run"]
+
+
+def _keep(prefilter: PreFilter, columns: list, parts: list[str], env: dict) -> str | None:
+    """The pre-filter's condition over the record struct ``o``: its tests on columns the
+    struct holds as the row's own value (``o.c<i>``) whose constants fit the column."""
+    plain = {columns[i][0]: i for i, part in enumerate(parts) if part == f"o.c{i}"}
+    tests = tuple(
+        t
+        for t in prefilter.tests
+        if t.column in plain and check_fits(t, columns[plain[t.column]][1])
+    )
+    keep, scope = PreFilter(tests).code({t.column: f"o.c{plain[t.column]}" for t in tests}, "K")
+    env.update(scope)
+    return keep
 
 
 class JsonDecoder(RecordDecoder):
@@ -160,6 +203,7 @@ class JsonDecoder(RecordDecoder):
                 "cannot both be 'true'; choose one"
             )
         self.columns = list(spec.physical)
+        self.filtered = 0  # records the pre-filter dropped (never built into rows)
         exact = any(jc.has_decimal(t) for _, t in self.columns)
         self._parser = msgspec.json.Decoder(float_hook=Decimal if exact else None)
         iso = _iso(spec)
@@ -173,12 +217,13 @@ class JsonDecoder(RecordDecoder):
         self._run = None
         if not self.fail_on_missing:  # a typed struct cannot tell a missing field from null
             skipped = {i for i, conv in enumerate(convs) if conv is _undemanded}
-            self._run = _typed_batch(self.columns, self._convs, skipped, exact)
+            self._run = _typed_batch(self.columns, self._convs, skipped, exact, spec.prefilter)
 
     def decode(self, raw: RawBatch) -> Batch:
         rows: list[tuple] = []
         if self._run is not None:
-            self._run(raw.values, rows, lambda i, value: self._one(raw, i, value, rows))
+            slow = lambda i, value: self._one(raw, i, value, rows)  # noqa: E731
+            self.filtered += self._run(raw.values, rows, slow)
         else:
             for i, value in enumerate(raw.values):
                 if value is not None:  # a tombstone carries no row
