@@ -180,3 +180,29 @@ def test_pushdown_equals_the_unfused_plan(where: str, history: list[dict]) -> No
         outputs.append(fn(batch.kinds, batch.rows))
     assert outputs[0] == outputs[1]
     assert all(type(r[2]) is Decimal for r in outputs[1][1])
+
+
+ITEMS = """
+CREATE TABLE items (merchant_id INT, item_name STRING, PRIMARY KEY (merchant_id) NOT ENFORCED)
+WITH ('connector' = 'kafka', 'topic' = 'items', 'properties.bootstrap.servers' = 'b:1',
+      'format' = 'debezium-json');
+CREATE TABLE joined (k BIGINT, n STRING, PRIMARY KEY (k) NOT ENFORCED)
+WITH ('connector' = 'upsert-kafka', 'topic' = 'j', 'properties.bootstrap.servers' = 'b:1',
+      'key.format' = 'json', 'value.format' = 'json');
+"""
+JOIN = (
+    "INSERT INTO joined SELECT o.order_id, i.item_name FROM orders AS o "
+    "JOIN items AS i ON o.merchant_id = i.merchant_id WHERE o.status = 'PAID';"
+)
+
+
+def test_refused_under_a_delta_join_whose_mirror_reads_the_scan() -> None:
+    force = "SET 'table.optimizer.delta-join.strategy' = 'FORCE';\n"
+    p = plan(ITEMS + JOIN, settings_sql=force)
+    assert any(type(n).__name__ == "DeltaJoin" for n in _nodes(p))
+    assert prefilters(p) == {}
+
+
+def test_pushed_below_a_regular_join() -> None:
+    p = plan(ITEMS + JOIN)
+    assert list(prefilters(p).values()) == [PreFilter((Check("status", "=", "PAID"),))]
