@@ -289,8 +289,9 @@ class Job:
         """The checkpoint (ARCHITECTURE.md section 3; ``crash`` names its points):
 
         0. flush the graph (mini-batch buffers) and write its output to the sinks;
-        1. flush every sink: all output of this epoch is acknowledged by the broker
-           (with exactly-once: inside the epoch's open Kafka transaction);
+        1. flush every sink and the sources' dead letters: all output of this epoch is
+           acknowledged by the broker (with exactly-once: inside the epoch's open Kafka
+           transaction, dead letters on its cluster too);
         2-4. ``Checkpointer.checkpoint``: ONE LMDB transaction with the state changes,
            the source positions and the epoch; with a Kafka transaction holding output,
            that LMDB transaction marks the epoch pending with an undo log, the Kafka
