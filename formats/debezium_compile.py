@@ -6,6 +6,8 @@ read the decoded struct's fields (``o.c0``, ``o.c1``, ...). A DECIMAL column tha
 msgspec already decoded to a ``Decimal`` is rounded inline
 (``debezium_values.decimal_rounding``); only when that gives no nonzero finite value
 does the column's converter run. Every column with another Python converter calls it.
+With a pre-filter the loop tests each image's struct fields first and builds only the
+rows of the images that pass.
 """
 
 from __future__ import annotations

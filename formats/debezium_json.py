@@ -25,7 +25,9 @@ Speed: one msgspec pass per message into typed structs whose fields msgspec chec
 and converts itself (strings, integers in range, doubles, booleans, decimals); only
 the other columns run a Python converter. A message the typed pass rejects is read
 again on a checked path that finds the column at fault or applies Flink's coercions
-(a number in a string, a number for a STRING column, ...).
+(a number in a string, a number for a STRING column, ...). With a pre-filter
+(``FormatSpec.prefilter``, the job's WHERE) an image failing its tests is dropped
+before its row is built (counted in ``filtered``); the checked path keeps every image.
 """
 
 from __future__ import annotations

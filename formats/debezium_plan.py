@@ -122,20 +122,7 @@ class Plan:
             fields.append((f"c{i}", Any if typed is None else typed, None))
         rename = {f"c{i}": name for i, (name, _) in enumerate(columns)}
         row = msgspec.defstruct("Row", fields, rename=rename, gc=False)
-        extra: list[tuple[str, Any, None]] = []
-        if "source.properties" in meta_keys:
-            extra.append(("source", Any, None))
-        elif any(k.startswith("source.") for k in meta_keys):
-            extra.append(("source", _SOURCE | None, None))
-        if "ingestion-timestamp" in meta_keys:
-            extra.append(("ts_ms", Any, None))
-        images: list[tuple[str, Any, None]] = [
-            ("before", row | None, None),
-            ("after", row | None, None),
-        ]
-        fast = msgspec.defstruct("Envelope", [*images, ("op", str | None, None), *extra], gc=False)
-        untyped = [("before", Any, None), ("after", Any, None), ("op", Any, None), *extra]
-        slow = msgspec.defstruct("CheckedEnvelope", untyped)
+        fast, slow = _envelopes(row, meta_keys)
         # as Flink's JSON reader (USE_BIG_DECIMAL_FOR_FLOATS when the row has a DECIMAL):
         # untyped floats are exact on both paths, so both read them alike
         hook = Decimal if any(_has_decimal(t) for _, t in columns) else None
@@ -184,6 +171,25 @@ class Plan:
                 out.append(None)
                 nulled += 1
         return tuple(out), nulled
+
+
+def _envelopes(row: Any, meta_keys: list[str]) -> tuple[Any, Any]:
+    """The typed envelope struct of the fast path (images as ``row``) and the untyped one
+    of the checked path, each with the fields the metadata keys read."""
+    extra: list[tuple[str, Any, None]] = []
+    if "source.properties" in meta_keys:
+        extra.append(("source", Any, None))
+    elif any(k.startswith("source.") for k in meta_keys):
+        extra.append(("source", _SOURCE | None, None))
+    if "ingestion-timestamp" in meta_keys:
+        extra.append(("ts_ms", Any, None))
+    images: list[tuple[str, Any, None]] = [
+        ("before", row | None, None),
+        ("after", row | None, None),
+    ]
+    fast = msgspec.defstruct("Envelope", [*images, ("op", str | None, None), *extra], gc=False)
+    untyped = [("before", Any, None), ("after", Any, None), ("op", Any, None), *extra]
+    return fast, msgspec.defstruct("CheckedEnvelope", untyped)
 
 
 def _keep(prefilter: PreFilter, plain: dict[str, int], columns: list) -> Keep | None:
