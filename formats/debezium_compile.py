@@ -132,14 +132,19 @@ class RowCode:
         posts: dict[int, Converter],
         skipped: set[int],
         decimals: dict[int, tuple[Decimal, Context]],
+        raw_decimals: dict[int, Callable[[Any], Decimal | None]] | None = None,
     ) -> None:
         self.count = count
         self.posts = posts
         self.skipped = skipped
         self.decimals = decimals
+        # DECIMAL columns decoded as raw JSON, read with their ``D<i>`` only for a row built
+        self.raw_decimals = raw_decimals or {}
         self.scope: dict[str, Any] = {f"P{i}": conv for i, conv in posts.items()}
         for i, (quantum, context) in decimals.items():
             self.scope[f"Q{i}"], self.scope[f"X{i}"] = quantum, context
+        for i, read in self.raw_decimals.items():
+            self.scope[f"D{i}"] = read
 
     def row(self, o: str) -> str:
         """A tuple display of the row struct named ``o``."""
@@ -151,6 +156,9 @@ class RowCode:
             return "None"
         if i in self.decimals:
             rounded = f"q{i} if (q{i} := x{i}.quantize(Q{i}, None, X{i})) and q{i} == q{i}"
+            if i in self.raw_decimals:
+                null = f"(x{i} := {o}.c{i}) is None or (x{i} := D{i}(x{i})) is None"
+                return f"(None if {null} else {rounded} else P{i}(x{i}))"
             return f"(None if (x{i} := {o}.c{i}) is None else {rounded} else P{i}(x{i}))"
         if i in self.posts:
             return f"(None if (x{i} := {o}.c{i}) is None else P{i}(x{i}))"

@@ -49,6 +49,10 @@ _SOURCE = msgspec.defstruct(
 )
 
 
+# A DECIMAL field kept as raw JSON, read as the typed decode reads it (number or string).
+_DECIMAL = msgspec.json.Decoder(Decimal | None).decode
+
+
 class Bad(Exception):
     """A message that cannot be read: the reason, and what the user can do."""
 
@@ -120,6 +124,15 @@ class Plan:
             if typed is not None and dtype.root == DECIMAL:
                 decimals[i] = decimal_rounding(dtype)
             fields.append((f"c{i}", Any if typed is None else typed, None))
+        # a test reads a column's decoded value only where that value is the row's
+        plain = {
+            n: i for i, (n, _) in enumerate(columns) if i not in posts and i not in self.skipped
+        }
+        self.keep = _keep(prefilter, plain, columns) if prefilter else None
+        # with a pre-filter, a DECIMAL is kept as raw JSON and read when its row is built:
+        # most images of a selective WHERE never are (msgspec's Decimal is its dearest type)
+        raw = {i: _DECIMAL for i in decimals} if self.keep else {}
+        fields = [(f, msgspec.Raw if int(f[1:]) in raw else t, d) for f, t, d in fields]
         rename = {f"c{i}": name for i, (name, _) in enumerate(columns)}
         row = msgspec.defstruct("Row", fields, rename=rename, gc=False)
         fast, slow = _envelopes(row, meta_keys)
@@ -128,13 +141,8 @@ class Plan:
         hook = Decimal if any(_has_decimal(t) for _, t in columns) else None
         self.fast = msgspec.json.Decoder(fast, float_hook=hook)
         self.slow = msgspec.json.Decoder(slow, float_hook=hook)
-        code = RowCode(len(columns), posts, self.skipped, decimals)
+        code = RowCode(len(columns), posts, self.skipped, decimals, raw)
         self.read = code.compile_reader()
-        # a test reads a column's decoded value only where that value is the row's
-        plain = {
-            n: i for i, (n, _) in enumerate(columns) if i not in posts and i not in self.skipped
-        }
-        self.keep = _keep(prefilter, plain, columns) if prefilter else None
         self.run = code.compile_batch(self.fast.decode, meta, (Bad,), self.keep)
 
     def checked(self, value: Any) -> tuple[Any, tuple | None, tuple | None, int]:
