@@ -57,10 +57,11 @@ INDEX_SEPARATOR = "#"
 KEEP_ROWS = 250_000  # rows an IndexedTable keeps in memory by row key, then it starts over
 _MISSING = object()
 _first = itemgetter(0)
+_second = itemgetter(1)
 
 
 class _Index:
-    __slots__ = ("cache", "columns", "dup_of", "encode", "getter", "key_of", "moves", "table")
+    __slots__ = ("cache", "columns", "dups_of", "encode", "getter", "key_of", "moves", "table")
 
     def __init__(self, columns: list[int], table: PackedIndex | None, encode) -> None:
         self.columns = list(columns)
@@ -68,7 +69,7 @@ class _Index:
         self.encode = encode
         self.cache = KeyCache(encode)
         self.table = table  # None: a primary-key prefix, scanned on the row table
-        self.dup_of = None  # a secondary index: how it stores a row key (row_keys.dup_codec)
+        self.dups_of = None  # a secondary index: how it stores row keys (row_keys.dup_codec)
         self.key_of = None
         self.moves = row_keys.compile_moves(self.columns) if table is not None else None
 
@@ -106,7 +107,8 @@ class IndexedTable:
         self._lead = row_keys.leading(self.key_columns)
         self._rows = backend.table(name, values)  # type: ignore[arg-type]
         self._known: dict[object, tuple | None] = {}  # row key -> current row (None: absent)
-        self._dirty: dict[object, None] = {}  # keys whose row is not in the row table's buffer
+        # the rows after each batch applied since the last flush, not in the row table yet
+        self._unflushed: list[dict[object, tuple | None]] = []
         self._keep = KEEP_ROWS if keep is None else keep
         self._indexes: dict[str, _Index] = {}
         for index_name, columns in indexes.items():
@@ -144,26 +146,24 @@ class IndexedTable:
             else:
                 after[key] = None
         contradictions = _contradictions(kinds, keys, before) if contradicted else []
-        changed = [
-            (key, old, new)
-            for (key, old), new in zip(before.items(), after.values(), strict=True)
-            if new is not old
-        ]
-        if changed:
-            self._known.update(after)
-            self._dirty.update(zip(map(_first, changed), repeat(None)))
-            for index in self._indexes.values():
-                if index.table is not None:
-                    self._move(index, changed)
+        self._known.update(after)
+        self._unflushed.append(after)
+        for index in self._indexes.values():
+            if index.table is not None:
+                self._move(index, before, after)
         return before, contradictions
 
     def flush(self) -> None:
-        """Buffers the writes of the rows changed since the last flush in the row table
-        (each key encoded once); the backend's commit calls it first."""
-        if not self._dirty:
+        """Buffers the writes of the rows of the batches applied since the last flush in
+        the row table (the last row of each key, its key encoded once); the backend's
+        commit calls it first."""
+        if not self._unflushed:
             return
-        keys, self._dirty = list(self._dirty), {}
-        rows = list(map(self._known.__getitem__, keys))
+        latest: dict[object, tuple | None] = {}
+        for after in self._unflushed:
+            latest.update(after)
+        self._unflushed = []
+        keys, rows = list(latest), list(latest.values())
         values: list = rows
         if self._lead:
             cut = itemgetter(slice(self._lead, None))
@@ -176,7 +176,7 @@ class IndexedTable:
         """Drops the rows kept in memory, changes not flushed included (the backend's
         discard and roll-back: the table is then as its last commit)."""
         self._known = {}
-        self._dirty = {}
+        self._unflushed = []
 
     def _current(self, keys: list) -> dict[object, tuple | None]:
         """The current row (None: absent) of each of the distinct row ``keys``: kept ones,
@@ -208,7 +208,7 @@ class IndexedTable:
         fixed = row_keys.fixed_keys(self.key_columns, self._types)
         table = self._backend.packed_index(f"{self.name}{INDEX_SEPARATOR}{name}", fixed)
         index = _Index(columns, table, encode)
-        index.dup_of, index.key_of = row_keys.dup_codec(table.fixed, self._encode_pk)
+        index.dups_of, index.key_of = row_keys.dup_codec(table.fixed, self._encode_pk)
         self.flush()
         rows = self._backend.read_txn().stat(self._rows.db)["entries"]
         committed_match = table.committed_len() == rows
@@ -217,23 +217,25 @@ class IndexedTable:
         self._indexes[name] = index
 
     def _rebuild(self, index: _Index) -> None:
-        dup_of, key = index.dup_of, self.row_key
-        fresh = [
-            (index.encode(index.getter(row)), dup_of(key(row))) for _, row in self._scan_rows()
-        ]
+        rows = [row for _, row in self._scan_rows()]
+        index_keys = [index.encode(index.getter(row)) for row in rows]
+        fresh = list(zip(index_keys, index.dups_of(list(map(self.row_key, rows))), strict=True))
         index.table.update(index.table.pairs(), fresh)  # type: ignore[union-attr]
 
-    def _move(self, index: _Index, changed: list[tuple]) -> None:
-        """Moves the index entries of the ``changed`` rows (``(row key, old row, new
-        row)``, None: absent) whose indexed columns changed; each index key is encoded
-        once."""
-        encode, dup_of = index.cache.encode_many, index.dup_of
+    def _move(self, index: _Index, before: dict, after: dict) -> None:
+        """Moves the index entries of the rows of a batch's keys (``before`` and ``after``
+        it, None: absent) whose indexed columns changed; each index key is encoded once."""
+        encode, dups_of = index.cache.encode_many, index.dups_of
         try:
             pairs = [
                 list(
-                    zip(encode(list(map(_first, side))), [dup_of(e[1]) for e in side], strict=True)
+                    zip(
+                        encode(list(map(_first, side))),
+                        dups_of(list(map(_second, side))),
+                        strict=True,
+                    )
                 )
-                for side in index.moves(changed)  # type: ignore[misc]
+                for side in index.moves(before, after)  # type: ignore[misc]
             ]
         except OverflowError:
             raise StateError(

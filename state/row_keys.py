@@ -9,8 +9,10 @@ compiled for the key columns' types when those are known (``typed_keys``).
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Sequence
-from operator import itemgetter
+from itertools import repeat
+from operator import add, is_, itemgetter
 
 from deltaflow.formats.types import INTEGER_ROOTS, DataType
 from deltaflow.state.keys import encode_key
@@ -18,6 +20,7 @@ from deltaflow.state.typed_keys import key_encoder, value_encoder
 
 _BIAS = 1 << 63
 _NULL_DUP = bytes(9)
+_FIXED = struct.Struct(">BQ")  # NULL flag (1: not NULL), value + 2**63
 
 
 def row_key(columns: list[int]) -> Callable[[tuple], object]:
@@ -70,38 +73,46 @@ def fixed_keys(key_columns: list[int], types: Sequence[DataType] | None) -> bool
 
 
 def dup_codec(fixed: bool, encode: Callable[[object], bytes]) -> tuple:
-    """How an index stores a row's primary key: (its bytes from the row key, the row key
-    of such bytes or None when they are the row key's ``encode`` bytes).
+    """How an index stores a row's primary key: (the bytes of a list of row keys, the row
+    key of such bytes or None when they are the row key's ``encode`` bytes).
 
     In a ``fixed`` index (made for a one-column integer key) it takes 9 bytes: a NULL
     flag, then the value plus 2**63 big-endian (the order of the key's encoding); the
-    index packs such keys with no length prefix."""
+    index packs such keys with no length prefix. A value outside BIGINT's range raises
+    OverflowError."""
     if not fixed:
-        return encode, None
+        return lambda keys: list(map(encode, keys)), None
 
-    def dup_of(key: int | None) -> bytes:
-        return _NULL_DUP if key is None else b"\x01" + (key + _BIAS).to_bytes(8, "big")
+    def dups_of(keys: list) -> list[bytes]:
+        try:
+            if not any(map(is_, keys, repeat(None))):
+                return list(map(_FIXED.pack, repeat(1), map(add, keys, repeat(_BIAS))))
+            return [_NULL_DUP if k is None else _FIXED.pack(1, k + _BIAS) for k in keys]
+        except struct.error:
+            raise OverflowError("a primary key outside BIGINT's range") from None
 
     def key_of(dup: bytes) -> int | None:
         return int.from_bytes(dup[1:], "big") - _BIAS if dup[0] else None
 
-    return dup_of, key_of
+    return dups_of, key_of
 
 
-def compile_moves(columns: list[int]) -> Callable[[list[tuple]], tuple[list, list]]:
-    """``moves(changed)``: for ``(row key, old row, new row)`` triples (None: absent), the
-    index entries ``(index key, row key)`` to remove and to add for an index on
-    ``columns``; a row whose indexed columns kept their values moves nothing. One
-    generated loop, the columns compared inline."""
+def compile_moves(columns: list[int]) -> Callable[[dict, dict], tuple[list, list]]:
+    """``moves(before, after)``: for the rows of a batch's keys before and after it (two
+    dicts with the same keys in the same order, None: absent), the index entries
+    ``(index key, row key)`` to remove and to add for an index on ``columns``; a row
+    whose indexed columns kept their values moves nothing. One generated loop, the
+    columns compared inline."""
     old_key = "".join(f"old[{c}], " for c in columns)
     new_key = "".join(f"new[{c}], " for c in columns)
     moved = " or ".join(f"old[{c}] != new[{c}]" for c in columns)
-    source = f"""def moves(changed):
+    source = f"""def moves(before, after):
     gone = []
     added = []
-    for key, old, new in changed:
+    for (key, old), new in zip(before.items(), after.values()):
         if old is None:
-            added.append((({new_key}), key))
+            if new is not None:
+                added.append((({new_key}), key))
         elif new is None:
             gone.append((({old_key}), key))
         elif {moved}:

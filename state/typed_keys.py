@@ -15,6 +15,8 @@ Measured (Python 3.11, 5,000 keys): a ``(INT, INT)`` key in 0.36 us against
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import repeat
+from operator import is_
 
 from deltaflow.formats.types import INTEGER_ROOTS, STRING_ROOTS, DataType
 from deltaflow.state.keys import INT_ZERO, NONE, STR, encode_key
@@ -89,15 +91,14 @@ class KeyCache:
         self.limit = limit
 
     def encode_many(self, keys: list[tuple]) -> list[bytes]:
-        """The bytes of each key of ``keys``, in order."""
+        """The bytes of each key of ``keys``, in order (the known ones by one C-level map)."""
         known = self.known
-        if len(known) + len(keys) > self.limit:
+        out = list(map(known.get, keys))
+        if not any(map(is_, out, repeat(None))):
+            return out
+        missing = {key: None for key, kb in zip(keys, out, strict=True) if kb is None}
+        if len(known) + len(missing) > self.limit:
             known.clear()
-        get, encode = known.get, self.encode
-        out = []
-        for key in keys:
-            kb = get(key)
-            if kb is None:
-                kb = known[key] = encode(key)
-            out.append(kb)
-        return out
+        fresh = dict(zip(missing, map(self.encode, missing), strict=True))
+        known.update(fresh)
+        return [fresh[key] if kb is None else kb for key, kb in zip(keys, out, strict=True)]

@@ -24,7 +24,7 @@ is overwritten.
 
 from __future__ import annotations
 
-from itertools import chain, repeat
+from itertools import chain, compress, filterfalse, repeat
 from operator import add, itemgetter
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
@@ -100,10 +100,15 @@ class JoinStep:
         else:
             found = list(map(others.get, keys, repeat(_NONE)))
         counts = list(map(len, found))
+        most = max(counts, default=0)
         if counts.count(1) == len(counts):  # one match each: the usual unique other side
             matched = map(_first, found)
             out_kinds = list(kinds)
             mine = rows
+        elif most == 1:  # a unique other side, some changes without a match
+            matched = map(_first, compress(found, counts))
+            out_kinds = list(compress(kinds, counts))
+            mine = compress(rows, counts)
         else:
             matched = chain.from_iterable(found)
             out_kinds = list(chain.from_iterable(map(repeat, kinds, counts)))
@@ -250,7 +255,7 @@ class Memo:
     def rows(self, keys: list[tuple]) -> dict[tuple, list[tuple]]:
         """The rows of each of ``keys`` (and of others): a dict the caller must not change."""
         found = self.found
-        missing = [k for k in keys if k not in found]
+        missing = list(filterfalse(found.__contains__, keys))
         if missing:
             if len(found) + len(missing) > MEMO_KEYS:
                 found.clear()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
+from deltaflow.formats.errors import StateError
 from deltaflow.formats.types import parse_type
 from deltaflow.state import indexed
 from deltaflow.state.backend import StateBackend
@@ -89,17 +90,27 @@ def test_a_bound_below_the_data_keeps_results_exact(tmp_path, monkeypatch, keep)
 
 def test_compiled_moves_follow_the_indexed_columns() -> None:
     moves = compile_moves([1, 2])
-    changed = [
-        (1, None, (1, 5, 7, "a")),  # inserted
-        (2, (2, 5, 7, "b"), None),  # deleted
-        (3, (3, 5, 7, "c"), (3, 5, 8, "c")),  # moved to another item
-        (4, (4, 5, 7, "d"), (4, 5, 7, "d2")),  # indexed columns unchanged
-        (5, (5, None, 1, "e"), (5, None, 1, "e2")),  # NULL stays NULL
-    ]
-    gone, added = moves(changed)
+    before = {
+        1: None,  # inserted
+        2: (2, 5, 7, "b"),  # deleted
+        3: (3, 5, 7, "c"),  # moved to another item
+        4: (4, 5, 7, "d"),  # indexed columns unchanged
+        5: (5, None, 1, "e"),  # NULL stays NULL
+        6: None,  # absent before and after (a delete of a key never seen)
+    }
+    after = {1: (1, 5, 7, "a"), 2: None, 3: (3, 5, 8, "c"), 4: (4, 5, 7, "d2")}
+    after |= {5: (5, None, 1, "e2"), 6: None}
+    gone, added = moves(before, after)
     assert gone == [((5, 7), 2), ((5, 7), 3)]
     assert added == [((5, 7), 1), ((5, 8), 3)]
-    assert compile_moves([2])([(1, (1, 5, 7, "a"), (1, 5, 9, "a"))]) == ([((7,), 1)], [((9,), 1)])
+    one = compile_moves([2])
+    assert one({1: (1, 5, 7, "a")}, {1: (1, 5, 9, "a")}) == ([((7,), 1)], [((9,), 1)])
+
+
+def test_fixed_index_refuses_a_key_beyond_bigint(backend) -> None:
+    table = backend.indexed("lines", [0], {"by_item": [1, 2]}, TYPES)
+    with pytest.raises(StateError, match="outside BIGINT's range"):
+        table.apply([INSERT], [(2**63, 5, 7, "a")])
 
 
 def test_kept_values_of_a_table_are_its_committed_values(backend) -> None:
