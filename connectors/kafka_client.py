@@ -81,14 +81,20 @@ CONSUMER_DEFAULTS = {
 }
 
 
-def consumer(opts: TableOptions, conf: dict[str, str], group: str | None = None) -> Consumer:
+def consumer_settings(opts: TableOptions, conf: dict[str, str], group: str | None = None) -> dict:
+    """A source consumer's librdkafka settings: the table's, then the defaults above, and
+    the ones the source relies on (partition EOF events, no automatic offset commits)."""
     settings = dict(conf)
     settings.setdefault("group.id", group or f"deltaflow-{opts.table}")
     for key, value in CONSUMER_DEFAULTS.items():
         settings.setdefault(key, value)
     settings.update({"enable.partition.eof": True, "enable.auto.commit": False,
                      "enable.auto.offset.store": False})  # fmt: skip
-    return _client(Consumer, opts, settings)
+    return settings
+
+
+def consumer(opts: TableOptions, conf: dict[str, str], group: str | None = None) -> Consumer:
+    return _client(Consumer, opts, consumer_settings(opts, conf, group))
 
 
 def producer(opts: TableOptions, conf: dict[str, str], tuning: dict[str, object]) -> Producer:
