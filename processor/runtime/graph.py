@@ -142,7 +142,8 @@ class Graph:
             elif n.node_id in fused:
                 calc = self.nodes[fused[n.node_id]]
                 node_backend = self._backend_of(n, backend)
-                self.ops[n.node_id] = GroupAggOperator(n, node_backend, self.ctx, fused=calc)  # type: ignore[arg-type]
+                make = GroupAggOperator if type(n) is p.GroupAggregate else JoinOperator
+                self.ops[n.node_id] = make(n, node_backend, self.ctx, fused=calc)  # type: ignore[arg-type]
             else:
                 self.ops[n.node_id] = build_operator(n, self._backend_of(n, backend), self.ctx)
         self.watermarks = dict.fromkeys(self.order, MIN_WATERMARK)
@@ -158,9 +159,11 @@ class Graph:
                     self.source_marks[n.node_id] = SourceMarks(idle_ms)
 
     def _fusions(self, nodes: list[p.Node]) -> dict[int, int]:
-        """GroupAggregate node_id -> the Calc below it that only selects columns for it
-        alone (no other consumer, not a sink): the aggregate reads the Calc's input
-        rows at the selected positions and the Calc passes its batches through."""
+        """Operator node_id -> the Calc that only selects columns and passes its batches
+        through: for a GroupAggregate, the Calc below it that feeds it alone (no other
+        consumer, not a sink; the aggregate reads the Calc's input rows at the selected
+        positions); for a regular Join, the Calc above it, its only consumer (the join
+        builds its rows with just those columns)."""
         fused = {}
         for n in nodes:
             if type(n) is not p.GroupAggregate or type(n.inputs[0]) is not p.Calc:
@@ -168,6 +171,14 @@ class Graph:
             calc = n.inputs[0]
             alone = len(self.consumers[calc.node_id]) == 1 and calc.node_id not in self.sink_ids
             if alone and fusable_projection(calc) is not None:  # type: ignore[arg-type]
+                fused[n.node_id] = calc.node_id
+        for n in nodes:
+            above = self.consumers[n.node_id]
+            if type(n) is not p.Join or len(above) != 1:
+                continue
+            calc = self.nodes[above[0][0]]
+            taken = calc.node_id in fused.values()  # already read by an aggregate
+            if type(calc) is p.Calc and not taken and fusable_projection(calc) is not None:  # type: ignore[arg-type]
                 fused[n.node_id] = calc.node_id
         return fused
 

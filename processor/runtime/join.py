@@ -31,7 +31,7 @@ from operator import itemgetter
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
 from deltaflow.processor.exprs.compile import compile_predicate
-from deltaflow.processor.plan import Join
+from deltaflow.processor.plan import Calc, Join
 from deltaflow.processor.runtime.base import (
     Operator,
     StateKeys,
@@ -39,6 +39,7 @@ from deltaflow.processor.runtime.base import (
     row_freezer,
     row_shape,
 )
+from deltaflow.processor.runtime.group_agg import fusable_projection
 from deltaflow.state.values import TypedValues
 
 _OUTER = {
@@ -141,7 +142,7 @@ def _table(backend, name: str, types: list, live: bool):
 
 
 class JoinOperator(Operator):
-    def __init__(self, node: Join, backend, ctx) -> None:
+    def __init__(self, node: Join, backend, ctx, fused: Calc | None = None) -> None:
         self.node = node
         left_outer, right_outer = _OUTER[node.join_type.upper()]
         prefix = f"{node.node_id}:Join"
@@ -169,6 +170,13 @@ class JoinOperator(Operator):
             self.condition = compile_predicate(node.condition, ctx.eval_context())
         # INNER without a condition: one fused loop per batch (``_inner``)
         self.fused = self.condition is None and not (left_outer or right_outer)
+        # a Calc above that only selects columns (``fused``): joined rows are built with
+        # just those columns (inline in the generated INNER loops, else projected after)
+        self.project = None if fused is None else fusable_projection(fused)
+        width = len(left)
+        self.inner_unique = tuple(
+            _compile_inner_unique(width, self.project, is_left) for is_left in (False, True)
+        )
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
@@ -180,12 +188,18 @@ class JoinOperator(Operator):
         mine.load(encoded)
         other.load(encoded)
         out = Batch()
-        if self.fused:
-            inner = _inner if mine.unique is None else _inner_unique
-            inner(out, batch.kinds, batch.rows, keys, mine, other, is_left)
+        if self.fused and mine.unique is not None:
+            self.inner_unique[is_left](
+                out.kinds, out.rows, batch.kinds, batch.rows, keys, mine, other.loaded
+            )
         else:
-            for kind, row, key in zip(batch.kinds, batch.rows, keys, strict=True):
-                self._one(out, kind, row, key, mine, other, is_left)
+            if self.fused:
+                _inner(out, batch.kinds, batch.rows, keys, mine, other, is_left)
+            else:
+                for kind, row, key in zip(batch.kinds, batch.rows, keys, strict=True):
+                    self._one(out, kind, row, key, mine, other, is_left)
+            if self.project is not None:
+                out.rows = list(map(_projector(self.project), out.rows))
         mine.store(encoded)
         other.store(encoded)
         return out
@@ -321,25 +335,47 @@ def _inner(out: Batch, kinds, rows, keys, mine: _Side, other: _Side, is_left: bo
                 out_rows.extend([joined] * copies)
 
 
-def _inner_unique(out: Batch, kinds, rows, keys, mine: _Side, other: _Side, is_left: bool) -> None:
-    """``_inner`` for a side with a unique key: an addition puts the row under its key,
-    a retraction removes the key (the matches count is not kept: an INNER join never
-    reads it)."""
-    out_kinds, out_rows = out.kinds, out.rows
-    mine_loaded, other_loaded, unique = mine.loaded, other.loaded, mine.unique
+def _compile_inner_unique(left_width: int, project: list[int] | None, is_left: bool):  # noqa: ANN202
+    """``run(out_kinds, out_rows, kinds, rows, keys, mine, other_loaded)``: ``_inner`` for
+    a side with a unique key, generated per operator and input side. An addition puts
+    the row under its key, a retraction removes the key (the matches count is not kept:
+    an INNER join never reads it). A joined row is the two rows concatenated, or only the
+    ``project`` columns of that concatenation, built in place."""
+    mine, other = ("row", "o") if is_left else ("o", "row")
+    if project is None:
+        joined = f"{mine} + {other}"
+    else:
+        parts = [
+            f"{mine}[{c}]" if c < left_width else f"{other}[{c - left_width}]" for c in project
+        ]
+        joined = "(" + "".join(f"{part}, " for part in parts) + ")"
+    source = f"""def run(out_kinds, out_rows, kinds, rows, keys, mine, other_loaded, _adds=_adds):
+    mine_loaded, unique = mine.loaded, mine.unique
     mine.dirty.update(keys)
-    for kind, row, key in zip(kinds, rows, keys, strict=True):
-        if ADDS[kind]:
+    for kind, row, key in zip(kinds, rows, keys):
+        if _adds[kind]:
             mine_loaded[key][unique(row)] = [1, 0, row]
         else:
             mine_loaded[key].pop(unique(row), None)
         if None in key:
             continue
-        for copies, _, other_row in other_loaded[key].values():
-            joined = row + other_row if is_left else other_row + row
+        for copies, _, o in other_loaded[key].values():
+            joined = {joined}
             if copies == 1:
                 out_kinds.append(kind)
                 out_rows.append(joined)
             else:
                 out_kinds.extend([kind] * copies)
                 out_rows.extend([joined] * copies)
+"""
+    scope: dict[str, object] = {"_adds": ADDS}
+    exec(compile(source, "<join inner>", "exec"), scope)  # noqa: S102 - positions only
+    return scope["run"]
+
+
+def _projector(columns: list[int]) -> Callable[[tuple], tuple]:
+    """The ``columns`` of a row, always as a tuple."""
+    if len(columns) == 1:
+        (c,) = columns
+        return lambda row: (row[c],)
+    return itemgetter(*columns)
