@@ -47,6 +47,7 @@ from deltaflow.state.packed_index import PackedIndex
 from deltaflow.state.row_keys import stored_columns
 from deltaflow.state.table import DELETED
 from deltaflow.state.typed_keys import KeyCache
+from deltaflow.state.values import decode_value, encode_value
 
 if TYPE_CHECKING:
     from deltaflow.state.backend import StateBackend
@@ -105,7 +106,10 @@ class IndexedTable:
         self._encode_pk = row_keys.key_bytes(self.key_columns, self._types)
         # primary key columns leading the row are not stored in the value (the key has them)
         self._lead = row_keys.leading(self.key_columns)
-        self._rows = backend.table(name, values)  # type: ignore[arg-type]
+        # rows are encoded here (at the flush) and decoded here (per read): the row
+        # table holds their bytes as they are
+        self._encode_rows, self._decode_row = _row_codec(values)
+        self._rows = backend.table(name, _RAW)  # type: ignore[arg-type]
         self._known: dict[object, tuple | None] = {}  # row key -> current row (None: absent)
         # the rows after each batch applied since the last flush, not in the row table yet
         self._unflushed: list[dict[object, tuple | None]] = []
@@ -164,12 +168,14 @@ class IndexedTable:
             latest.update(after)
         self._unflushed = []
         keys, rows = list(latest), list(latest.values())
-        values: list = rows
+        deleted = any(map(is_, rows, repeat(None)))
+        live = [row for row in rows if row is not None] if deleted else rows
         if self._lead:
-            cut = itemgetter(slice(self._lead, None))
-            values = [DELETED if row is None else cut(row) for row in rows]
-        elif any(map(is_, rows, repeat(None))):
-            values = [DELETED if row is None else row for row in rows]
+            live = list(map(itemgetter(slice(self._lead, None)), live))
+        values = self._encode_rows(live)
+        if deleted:
+            encoded = iter(values)
+            values = [DELETED if row is None else next(encoded) for row in rows]
         self._rows.put_many_encoded(list(zip(map(self._encode_pk, keys), values, strict=True)))
 
     def forget(self) -> None:
@@ -256,22 +262,27 @@ class IndexedTable:
         return list(map(self._current(list(dict.fromkeys(keys))).__getitem__, keys))
 
     def _full(self, keys: list, stored: list) -> list:
-        """The rows of row ``keys`` from their ``stored`` values (None: absent)."""
+        """The rows of row ``keys`` from their ``stored`` bytes (None: absent)."""
+        decode = self._decode_row
         if not self._lead:
-            return stored
+            return [None if data is None else decode(data) for data in stored]
         pk = self._key_tuple
         return [
-            None if value is None else pk(key) + value
-            for key, value in zip(keys, stored, strict=True)
+            None if data is None else pk(key) + decode(data)
+            for key, data in zip(keys, stored, strict=True)
         ]
 
     def _scan_rows(self, prefix: bytes = b"") -> list[tuple[bytes, tuple]]:
         """(row key bytes, row) of every row whose key starts with ``prefix``, in order."""
         self.flush()
-        found = list(self._rows.scan_encoded(prefix))
+        return self._rows_of(list(self._rows.scan_encoded(prefix)))
+
+    def _rows_of(self, found: list[tuple[bytes, bytes]]) -> list[tuple[bytes, tuple]]:
+        """(row key bytes, row) of (row key bytes, stored bytes) pairs."""
+        decode = self._decode_row
         if not self._lead:
-            return found
-        return [(kb, decode_key(kb) + value) for kb, value in found]
+            return [(kb, decode(data)) for kb, data in found]
+        return [(kb, decode_key(kb) + decode(data)) for kb, data in found]
 
     def lookup(self, index: str, keys: list[tuple]) -> list[list[tuple]]:
         """For each index key, the rows whose index columns equal it (in primary key order).
@@ -302,9 +313,8 @@ class IndexedTable:
         """The rows under each of ``encoded`` (``prefixes``: the same, sorted)."""
         if spec.table is None:
             self.flush()
-            lead = self._lead
             by_prefix = {
-                p: [decode_key(kb) + row if lead else row for kb, row in found]
+                p: [row for _, row in self._rows_of(found)]
                 for p, found in zip(prefixes, self._rows.scan_many(prefixes), strict=True)
             }
             return [by_prefix[p] for p in encoded]
@@ -332,6 +342,28 @@ class IndexedTable:
     def items(self) -> list[tuple[tuple, tuple]]:
         """Every (primary key, row) in key order (for tests and inspection)."""
         return [(decode_key(kb), row) for kb, row in self._scan_rows()]
+
+
+class _Raw:
+    """The row table's codec: an ``IndexedTable`` encodes and decodes its rows itself."""
+
+    @staticmethod
+    def encode_many(values: list) -> list:
+        return values
+
+    @staticmethod
+    def decode(data: bytes) -> bytes:
+        return data
+
+
+_RAW = _Raw()
+
+
+def _row_codec(values: object | None) -> tuple:
+    """(encode a list of stored rows, decode one) for the codec ``values`` (None: by shape)."""
+    if values is None:
+        return (lambda rows: list(map(encode_value, rows))), decode_value
+    return values.encode_many, values.decode  # type: ignore[attr-defined]
 
 
 def _one(column: int):
