@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 import struct
 from bisect import bisect_left
+from itertools import chain
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from deltaflow.state.keys import EMPTY
@@ -36,6 +38,7 @@ Pair = tuple[bytes, bytes]
 FIXED_BYTES = 9  # a one-column integer primary key: NULL flag + 8 bytes
 KEEP_KEYS = 100_000  # index keys whose lists stay decoded after a commit (StateTable keep)
 _HEADER = struct.Struct(">?Q")  # fixed, pair count
+_first = itemgetter(0)
 _LENGTH = struct.Struct(">H")
 # splits a fixed index's value into its 9-byte keys (in C: faster than slicing in a loop)
 _unpack_fixed = re.compile(b".{%d}" % FIXED_BYTES, re.DOTALL).findall
@@ -84,8 +87,9 @@ class PackedIndex:
 
     def update(self, gone: list[Pair], added: list[Pair]) -> None:
         """Removes the pairs ``gone``, then adds the pairs ``added`` (buffered): the
-        touched index keys are read in one sorted read and their lists changed in place."""
-        keys = sorted({key for key, _ in gone}.union([key for key, _ in added]))
+        touched index keys are read at once (kept ones from memory, the rest in one
+        sorted read) and their lists changed in place."""
+        keys = list(dict.fromkeys(chain(map(_first, gone), map(_first, added))))
         if not keys:
             return
         stored = self._table.get_many_encoded(keys)
@@ -99,8 +103,12 @@ class PackedIndex:
                 count -= 1
         for key, dup in added:
             dups = lists[key]
+            if not dups or dups[-1] < dup:  # past the last: new keys often come in order
+                dups.append(dup)
+                count += 1
+                continue
             at = bisect_left(dups, dup)
-            if at == len(dups) or dups[at] != dup:
+            if dups[at] != dup:
                 dups.insert(at, dup)
                 count += 1
         puts: list[tuple[bytes, object]] = [
