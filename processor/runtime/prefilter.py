@@ -81,7 +81,7 @@ def prefilters(plan: JobPlan) -> dict[int, PreFilter]:
         if len(users) != 1 or scan.watermark is not None or scan_id in sink_ids:
             continue
         calc = users[0]
-        if type(calc) is not Calc or calc.condition is None or list(calc.inputs) != [scan]:
+        if type(calc) is not Calc or calc.condition is None or len(calc.inputs) != 1:
             continue
         found = pushdown(calc.condition, scan)
         if found:
