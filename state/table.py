@@ -61,7 +61,13 @@ class StateTable:
         return self.get_encoded(encode_key(key) or EMPTY)
 
     def get_encoded(self, kb: bytes) -> object | None:
-        return self.get_many_encoded([kb])[0]
+        if self._keep:
+            return self._get_many_kept([kb])[0]
+        value = self._buffer.get(kb, _MISSING)
+        if value is _MISSING:
+            data = self._backend.read_txn().get(kb, db=self._db)
+            return None if data is None else self._decode(data)
+        return None if value is DELETED else value
 
     def get_many(self, keys: list[tuple]) -> list[object | None]:
         """The values of ``keys`` in input order; LMDB is read in key order."""
