@@ -44,6 +44,14 @@ def run_hand(args: argparse.Namespace, topics: dict[str, str]) -> dict:
     return {"events": events, "seconds": time.perf_counter() - started}
 
 
+def run_hand_tuned(args: argparse.Namespace, topics: dict[str, str]) -> dict:
+    """The hand loop reading with the fetch settings deltaflow's source uses."""
+    from bench import kafka_io
+
+    kafka_io.FETCH = kafka_io.TUNED_FETCH
+    return run_hand(args, topics)
+
+
 def run_quix(args: argparse.Namespace, topics: dict[str, str]) -> dict:
     from bench.quix import run
 
@@ -62,7 +70,8 @@ def profile(args: argparse.Namespace, fn):
     return result
 
 
-SYSTEMS = {"deltaflow": run_deltaflow, "hand": run_hand, "quix": run_quix}
+SYSTEMS = {"deltaflow": run_deltaflow, "hand": run_hand, "hand-tuned": run_hand_tuned,
+           "quix": run_quix}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
