@@ -97,6 +97,8 @@ def snapshot_env(ref: str, work: Path) -> dict | None:
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
     for folder in folders:
         (ns / folder).symlink_to(src / folder)
+    # bytecode now, as pip does at install: children may run with PYTHONDONTWRITEBYTECODE
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(src)], check=True)
     return dict(os.environ, PYTHONPATH=str(ns.parent))
 
 
