@@ -34,8 +34,9 @@ every primary key found are taken the same way.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import repeat
-from operator import is_, itemgetter
+from functools import partial
+from itertools import filterfalse, repeat
+from operator import is_, is_not, itemgetter
 from typing import TYPE_CHECKING
 
 from deltaflow.formats.changelog import ADDS
@@ -47,7 +48,6 @@ from deltaflow.state.packed_index import PackedIndex
 from deltaflow.state.row_keys import stored_columns
 from deltaflow.state.table import DELETED
 from deltaflow.state.typed_keys import KeyCache
-from deltaflow.state.values import decode_value, encode_value
 
 if TYPE_CHECKING:
     from deltaflow.state.backend import StateBackend
@@ -57,6 +57,9 @@ __all__ = ["IndexedTable", "stored_columns"]
 INDEX_SEPARATOR = "#"
 KEEP_ROWS = 250_000  # rows an IndexedTable keeps in memory by row key, then it starts over
 _MISSING = object()
+_UNREAD = object()  # the largest stored key is not read yet
+_OFF = object()  # no largest key kept: the keys are not integers
+_INT_OR_NULL = frozenset({int, type(None)})
 _first = itemgetter(0)
 _second = itemgetter(1)
 
@@ -108,9 +111,12 @@ class IndexedTable:
         self._lead = row_keys.leading(self.key_columns)
         # rows are encoded here (at the flush) and decoded here (per read): the row
         # table holds their bytes as they are
-        self._encode_rows, self._decode_row = _row_codec(values)
-        self._rows = backend.table(name, _RAW)  # type: ignore[arg-type]
+        self._encode_rows, self._decode_row = row_keys.row_codec(values)
+        self._rows = backend.table(name, row_keys.RAW)  # type: ignore[arg-type]
         self._known: dict[object, tuple | None] = {}  # row key -> current row (None: absent)
+        # integer row keys: the largest one stored or buffered (None: none), read lazily;
+        # a key past it is absent without a read (new keys of a sequence)
+        self._last: object = _UNREAD if row_keys.fixed_keys(self.key_columns, types) else _OFF
         # the rows after each batch applied since the last flush, not in the row table yet
         self._unflushed: list[dict[object, tuple | None]] = []
         self._keep = KEEP_ROWS if keep is None else keep
@@ -149,7 +155,7 @@ class IndexedTable:
                 contradicted = True
             else:
                 after[key] = None
-        contradictions = _contradictions(kinds, keys, before) if contradicted else []
+        contradictions = row_keys.contradictions(kinds, keys, before) if contradicted else []
         self._known.update(after)
         self._unflushed.append(after)
         for index in self._indexes.values():
@@ -177,12 +183,26 @@ class IndexedTable:
             encoded = iter(values)
             values = [DELETED if row is None else next(encoded) for row in rows]
         self._rows.put_many_encoded(list(zip(map(self._encode_pk, keys), values, strict=True)))
+        self._raise_last(keys)
+
+    def _raise_last(self, keys: list) -> None:
+        """Keeps the largest integer row key up to date with the flushed ``keys``."""
+        if self._last is _OFF or self._last is _UNREAD:
+            return
+        if not _INT_OR_NULL.issuperset(map(type, keys)):
+            self._last = _OFF
+            return
+        top = max(filter(partial(is_not, None), keys), default=None)
+        if top is not None and (self._last is None or top > self._last):
+            self._last = top
 
     def forget(self) -> None:
         """Drops the rows kept in memory, changes not flushed included (the backend's
         discard and roll-back: the table is then as its last commit)."""
         self._known = {}
         self._unflushed = []
+        if self._last is not _OFF:
+            self._last = _UNREAD
 
     def _current(self, keys: list) -> dict[object, tuple | None]:
         """The current row (None: absent) of each of the distinct row ``keys``: kept ones,
@@ -196,12 +216,38 @@ class IndexedTable:
                 known.clear()
                 missing = keys
                 found = [_MISSING] * len(keys)
-            stored = self._rows.get_many_encoded(list(map(self._encode_pk, missing)))
-            loaded = self._full(missing, stored)
+            loaded = self._load(missing)
             known.update(zip(missing, loaded, strict=True))
             fill = iter(loaded)
             found = [next(fill) if row is _MISSING else row for row in found]
         return dict(zip(keys, found, strict=True))
+
+    def _load(self, keys: list) -> list:
+        """The stored rows (None: absent) of row ``keys``, read in one sorted pass; integer
+        keys past the largest stored one are absent without a read."""
+        last = self._last_key()
+        if last is _OFF:
+            return self._full(keys, self._rows.get_many_encoded(list(map(self._encode_pk, keys))))
+        past = [type(key) is int and (last is None or key > last) for key in keys]
+        if all(past):
+            return [None] * len(keys)
+        read = list(filterfalse(past.__getitem__, range(len(keys)))) if any(past) else None
+        wanted = keys if read is None else [keys[i] for i in read]
+        rows = self._full(wanted, self._rows.get_many_encoded(list(map(self._encode_pk, wanted))))
+        if read is None:
+            return rows
+        out: list = [None] * len(keys)
+        for i, row in zip(read, rows, strict=True):
+            out[i] = row
+        return out
+
+    def _last_key(self) -> object:
+        """The largest integer row key stored or buffered (None: none), or _OFF."""
+        if self._last is _UNREAD:
+            kb = self._rows.last_encoded()
+            last = None if kb is None else decode_key(kb)[0]
+            self._last = last if last is None or type(last) is int else _OFF
+        return self._last
 
     def build_index(self, name: str, columns: list[int]) -> None:
         """Add a secondary index on ``columns``, backfilled from the rows if needed."""
@@ -344,42 +390,6 @@ class IndexedTable:
         return [(decode_key(kb), row) for kb, row in self._scan_rows()]
 
 
-class _Raw:
-    """The row table's codec: an ``IndexedTable`` encodes and decodes its rows itself."""
-
-    @staticmethod
-    def encode_many(values: list) -> list:
-        return values
-
-    @staticmethod
-    def decode(data: bytes) -> bytes:
-        return data
-
-
-_RAW = _Raw()
-
-
-def _row_codec(values: object | None) -> tuple:
-    """(encode a list of stored rows, decode one) for the codec ``values`` (None: by shape)."""
-    if values is None:
-        return (lambda rows: list(map(encode_value, rows))), decode_value
-    return values.encode_many, values.decode  # type: ignore[attr-defined]
-
-
 def _one(column: int):
     """A function picking one column of a row as a 1-tuple (an index key)."""
     return lambda row: (row[column],)
-
-
-def _contradictions(kinds: list[int], keys: list, before: dict) -> list[int]:
-    """The positions of the retractions of keys absent at that point of the batch."""
-    current = dict(before)
-    out = []
-    for position, (kind, key) in enumerate(zip(kinds, keys, strict=True)):
-        if ADDS[kind]:
-            current[key] = True
-        elif current[key] is None:
-            out.append(position)
-        else:
-            current[key] = None
-    return out

@@ -1,4 +1,5 @@
-"""How an ``IndexedTable`` names its rows: row keys, their bytes, and index entries.
+"""How an ``IndexedTable`` names, encodes and replays its rows: row keys, their bytes,
+index entries, the rows' codec and a batch's contradictions.
 
 A *row key* is a row's primary key as the table's dicts hold it: the value itself for
 a one-column key (an int or str hashes and compares faster than a 1-tuple, and C's
@@ -14,9 +15,11 @@ from collections.abc import Callable, Sequence
 from itertools import repeat
 from operator import add, is_, itemgetter
 
+from deltaflow.formats.changelog import ADDS
 from deltaflow.formats.types import INTEGER_ROOTS, DataType
 from deltaflow.state.keys import encode_key
 from deltaflow.state.typed_keys import key_encoder, value_encoder
+from deltaflow.state.values import decode_value, encode_value
 
 _BIAS = 1 << 63
 _NULL_DUP = bytes(9)
@@ -123,3 +126,39 @@ def compile_moves(columns: list[int]) -> Callable[[dict, dict], tuple[list, list
     env: dict[str, object] = {}
     exec(source, env)  # noqa: S102 - column positions only
     return env["moves"]  # type: ignore[return-value]
+
+
+class _Raw:
+    """The row table's codec: an ``IndexedTable`` encodes and decodes its rows itself."""
+
+    @staticmethod
+    def encode_many(values: list) -> list:
+        return values
+
+    @staticmethod
+    def decode(data: bytes) -> bytes:
+        return data
+
+
+RAW = _Raw()
+
+
+def row_codec(values: object | None) -> tuple:
+    """(encode a list of stored rows, decode one) for the codec ``values`` (None: by shape)."""
+    if values is None:
+        return (lambda rows: list(map(encode_value, rows))), decode_value
+    return values.encode_many, values.decode  # type: ignore[attr-defined]
+
+
+def contradictions(kinds: list[int], keys: list, before: dict) -> list[int]:
+    """The positions of the retractions of keys absent at that point of the batch."""
+    current = dict(before)
+    out = []
+    for position, (kind, key) in enumerate(zip(kinds, keys, strict=True)):
+        if ADDS[kind]:
+            current[key] = True
+        elif current[key] is None:
+            out.append(position)
+        else:
+            current[key] = None
+    return out

@@ -116,6 +116,12 @@ class StateTable:
             self._keep_clean(loaded)
         return [None if value is DELETED else value for value in values]
 
+    def last_encoded(self) -> bytes | None:
+        """The largest key stored or buffered (a buffered delete included), or None."""
+        cursor = self._backend.read_txn().cursor(db=self._db)
+        stored = cursor.key() if cursor.last() else None
+        return max(filter(None, (stored, max(self._buffer, default=None))), default=None)
+
     def scan_prefix(self, prefix: tuple) -> Iterator[tuple[tuple, object]]:
         """Every (key, value) whose key starts with ``prefix``, in key order.
 

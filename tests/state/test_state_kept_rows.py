@@ -135,3 +135,36 @@ def test_typed_values_encode_a_batch_with_a_fallback() -> None:
     encoded = codec.encode_many(values)
     assert encoded == [codec.encode(v) for v in values]
     assert [codec.decode(e) for e in encoded] == values
+
+
+def test_integer_keys_past_the_largest_stored_are_absent_without_a_read(tmp_path) -> None:
+    """An insert of a new key of a sequence reads nothing; a smaller key, or any key after
+    a reopen, is still read: an upsert of a stored key moves its index entry."""
+    with StateBackend(tmp_path / "s") as b:
+        table = b.indexed("lines", [0], {"by_item": [1, 2]}, TYPES)
+        table.apply([INSERT] * 3, [(5, 1, 1, "a"), (9, 1, 1, "b"), (-2, 2, 2, "c")])
+        b.commit()
+    with StateBackend(tmp_path / "s") as b:
+        table = b.indexed("lines", [0], {"by_item": [1, 2]}, TYPES)
+        # 9 is stored (the largest): its upsert moves it from (1, 1) to (3, 3)
+        assert table.apply(
+            [INSERT, INSERT, DELETE], [(9, 3, 3, "b2"), (12, 1, 1, "d"), (7, 0, 0, "x")]
+        ) == [2]
+        assert table.lookup("by_item", [(1, 1), (3, 3)]) == [
+            [(5, 1, 1, "a"), (12, 1, 1, "d")],
+            [(9, 3, 3, "b2")],
+        ]
+        b.commit()
+        table.apply(
+            [INSERT, UPDATE_BEFORE, UPDATE_AFTER],
+            [(13, 2, 2, "e"), (-2, 2, 2, "c"), (-2, 4, 4, "c2")],
+        )
+        b.discard()  # the largest key is read again: 12
+        assert table.apply([INSERT, INSERT], [(12, 5, 5, "d2"), (30, 5, 5, "f")]) == []
+        assert table.lookup("by_item", [(1, 1), (5, 5), (2, 2)]) == [
+            [(5, 1, 1, "a")],
+            [(12, 5, 5, "d2"), (30, 5, 5, "f")],
+            [(-2, 2, 2, "c")],
+        ]
+        b.commit()
+        assert len(b.packed_index("lines#by_item")) == table.count() == 5
