@@ -170,9 +170,9 @@ class StateBackend:
         With ``undo``, the transaction also saves the before-image of every key it
         writes (see ``deltaflow.state.undo``), until ``forget_undo`` or ``roll_back``.
         """
-        for mirror in self._mirrors.values():
-            mirror.flush()
-        writes = [
+        mirrors = [m.commit_writes() for m in self._mirrors.values()]
+        writes = [w for w in mirrors if w is not None]
+        writes += [
             (t.name.encode(), t.db, t.pending()) for t in self._tables.values() if t.has_pending()
         ]
         writes.append((META_DB, self._meta_db, _meta_items(meta)))
@@ -185,6 +185,8 @@ class StateBackend:
                 write_items(txn, name, db, items)
 
         self.transact(body)
+        for mirror in self._mirrors.values():
+            mirror.committed()
         for table in self._tables.values():
             table.committed()
 

@@ -119,6 +119,7 @@ class IndexedTable:
         self._last: object = _UNREAD if row_keys.fixed_keys(self.key_columns, types) else _OFF
         # the rows after each batch applied since the last flush, not in the row table yet
         self._unflushed: list[dict[object, tuple | None]] = []
+        self._committing: list | None = None  # the keys of commit_writes, until committed
         self._keep = KEEP_ROWS if keep is None else keep
         self._indexes: dict[str, _Index] = {}
         for index_name, columns in indexes.items():
@@ -165,25 +166,56 @@ class IndexedTable:
 
     def flush(self) -> None:
         """Buffers the writes of the rows of the batches applied since the last flush in
-        the row table (the last row of each key, its key encoded once); the backend's
-        commit calls it first."""
+        the row table (the last row of each key, its key encoded once), for a read that
+        goes by encoded keys."""
         if not self._unflushed:
             return
+        keys, encoded, values = self._encoded()
+        self._unflushed = []
+        if any(map(is_, values, repeat(None))):
+            values = [DELETED if value is None else value for value in values]
+        self._rows.put_many_encoded(list(zip(encoded, values, strict=True)))
+        self._raise_last(keys)
+
+    def commit_writes(self) -> tuple[bytes, object, list] | None:
+        """For the backend's commit: (table name, LMDB handle, the writes of the rows
+        applied since the last flush, encoded and in key order, None deleting), written
+        straight from here; None when there are none, or when the row table has
+        buffered writes already (the rows are then flushed to them). ``committed`` follows
+        the commit."""
+        if not self._unflushed:
+            return None
+        if self._rows.has_pending():
+            self.flush()
+            return None
+        keys, encoded, values = self._encoded()
+        self._committing = keys
+        writes = sorted(zip(encoded, values, strict=True), key=_first)
+        return self._rows.name.encode(), self._rows.db, writes
+
+    def committed(self) -> None:
+        """The writes of ``commit_writes`` are committed."""
+        if self._committing is not None:
+            self._unflushed = []
+            self._raise_last(self._committing)
+            self._committing = None
+
+    def _encoded(self) -> tuple[list, list[bytes], list[bytes | None]]:
+        """The last row of each key applied since the last flush: (row keys, their bytes,
+        the rows' bytes or None for a deleted row), the rows encoded in one batch."""
         latest: dict[object, tuple | None] = {}
         for after in self._unflushed:
             latest.update(after)
-        self._unflushed = []
         keys, rows = list(latest), list(latest.values())
         deleted = any(map(is_, rows, repeat(None)))
         live = [row for row in rows if row is not None] if deleted else rows
         if self._lead:
             live = list(map(itemgetter(slice(self._lead, None)), live))
-        values = self._encode_rows(live)
+        values: list = self._encode_rows(live)
         if deleted:
             encoded = iter(values)
-            values = [DELETED if row is None else next(encoded) for row in rows]
-        self._rows.put_many_encoded(list(zip(map(self._encode_pk, keys), values, strict=True)))
-        self._raise_last(keys)
+            values = [None if row is None else next(encoded) for row in rows]
+        return keys, list(map(self._encode_pk, keys)), values
 
     def _raise_last(self, keys: list) -> None:
         """Keeps the largest integer row key up to date with the flushed ``keys``."""
@@ -201,6 +233,7 @@ class IndexedTable:
         discard and roll-back: the table is then as its last commit)."""
         self._known = {}
         self._unflushed = []
+        self._committing = None
         if self._last is not _OFF:
             self._last = _UNREAD
 
