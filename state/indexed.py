@@ -117,8 +117,9 @@ class IndexedTable:
         # integer row keys: the largest one stored or buffered (None: none), read lazily;
         # a key past it is absent without a read (new keys of a sequence)
         self._last: object = _UNREAD if row_keys.fixed_keys(self.key_columns, types) else _OFF
-        # the rows after each batch applied since the last flush, not in the row table yet
-        self._unflushed: list[dict[object, tuple | None]] = []
+        # the rows' bytes after each batch applied since the last flush (None: deleted),
+        # not in the row table yet
+        self._unflushed: list[dict[object, bytes | None]] = []
         self._committing: list | None = None  # the keys of commit_writes, until committed
         self._keep = KEEP_ROWS if keep is None else keep
         self._indexes: dict[str, _Index] = {}
@@ -158,7 +159,9 @@ class IndexedTable:
                 after[key] = None
         contradictions = row_keys.contradictions(kinds, keys, before) if contradicted else []
         self._known.update(after)
-        self._unflushed.append(after)
+        # encoded now, while the batch's rows are in the CPU's caches
+        images = self._encode_images(list(after.values()))
+        self._unflushed.append(dict(zip(after, images, strict=True)))
         for index in self._indexes.values():
             if index.table is not None:
                 self._move(index, before, after)
@@ -202,11 +205,15 @@ class IndexedTable:
 
     def _encoded(self) -> tuple[list, list[bytes], list[bytes | None]]:
         """The last row of each key applied since the last flush: (row keys, their bytes,
-        the rows' bytes or None for a deleted row), the rows encoded in one batch."""
-        latest: dict[object, tuple | None] = {}
+        the rows' bytes or None for a deleted row)."""
+        latest: dict[object, bytes | None] = {}
         for after in self._unflushed:
             latest.update(after)
-        keys, rows = list(latest), list(latest.values())
+        keys = list(latest)
+        return keys, list(map(self._encode_pk, keys)), list(latest.values())
+
+    def _encode_images(self, rows: list) -> list[bytes | None]:
+        """The stored bytes of each of ``rows`` (None: absent), encoded in one batch."""
         deleted = any(map(is_, rows, repeat(None)))
         live = [row for row in rows if row is not None] if deleted else rows
         if self._lead:
@@ -215,7 +222,7 @@ class IndexedTable:
         if deleted:
             encoded = iter(values)
             values = [None if row is None else next(encoded) for row in rows]
-        return keys, list(map(self._encode_pk, keys)), values
+        return values
 
     def _raise_last(self, keys: list) -> None:
         """Keeps the largest integer row key up to date with the flushed ``keys``."""
