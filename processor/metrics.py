@@ -33,7 +33,10 @@ def render(job) -> str:
         "# TYPE deltaflow_source_lag gauge",
     ]
     for scan in job.scans:
-        done, end = job.sources[scan.node_id].progress()
+        source = job.sources.get(scan.node_id)
+        if source is None:  # reopening after an in-process recovery: no lag to report now
+            continue
+        done, end = source.progress()
         if end is not None:
             lines.append(f'deltaflow_source_lag{{source="{scan.table}"}} {max(end - done, 0)}')
     lines.append("# TYPE deltaflow_state_bytes gauge")

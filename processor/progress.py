@@ -66,7 +66,10 @@ class Display:
     def line(self, rate: float) -> str:
         parts = []
         for scan in self.job.scans:
-            done, end = self.job.sources[scan.node_id].progress()
+            source = self.job.sources.get(scan.node_id)
+            if source is None:  # reopening after an in-process recovery
+                continue
+            done, end = source.progress()
             parts.append(
                 f"{scan.table} {done}/{end}" if end is not None else f"{scan.table} {done}"
             )
