@@ -136,12 +136,13 @@ def main(argv: list[str] | None = None) -> int:
                 broker.bootstrap, work, args.latency_rate, args.latency_seconds, env
             )
     summary = report.summarise(runs)
-    print("\n" + report.table(summary) + "\n\n" + report.ratios(summary))
+    print("\n" + report.table(summary) + "\n\n" + report.ratios(summary) + "\n\n"
+          + report.state_table(runs))  # fmt: skip
     if latency:
         print(f"\nlatency (W1 daemon at {args.latency_rate:,}/s): {json.dumps(latency)}")
     save(args, work, runs, profiles, latency, started)
     if args.markdown:
-        text = report.markdown(summary, profiles, latency, args.latency_rate)
+        text = report.markdown(summary, profiles, latency, args.latency_rate, runs)
         Path(args.markdown).write_text(text, encoding="utf-8")
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)

@@ -31,9 +31,12 @@ def run_deltaflow(args: argparse.Namespace, topics: dict[str, str]) -> dict:
     profile(args, job.run)
     import deltaflow.processor.job as job_module
 
-    return {"events": job.stats.total_in, "seconds": time.perf_counter() - started,
+    seconds = time.perf_counter() - started
+    from bench.measure import state_mb
+
+    return {"events": job.stats.total_in, "seconds": seconds,
             "delta_join": "DeltaJoin" in plan_text, "plan": plan_text,
-            "code": job_module.__file__}  # fmt: skip
+            "code": job_module.__file__, "state_mb": state_mb(args.state_dir)}  # fmt: skip
 
 
 def run_hand(args: argparse.Namespace, topics: dict[str, str]) -> dict:

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import os
 import signal
+import struct
 import subprocess
 import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import lmdb
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -128,3 +131,29 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+# a named database's record in LMDB's main database: MDB_db (pad, flags, depth, branch,
+# leaf and overflow pages, entries, root) of a 64-bit build
+_MDB_DB = struct.Struct("=IHHQQQQQ")
+
+
+def state_mb(path: str) -> float:
+    """MB of LMDB pages in use (branch + leaf + overflow of every table) in a finished
+    job's state directory, as deltaflow's ``StateBackend.stats()`` counts them; 0 when
+    there is none."""
+    if not os.path.exists(os.path.join(path, "data.mdb")):
+        return 0.0
+    env = lmdb.open(path, readonly=True, lock=False, subdir=True)
+    try:
+        size = env.stat()["psize"]
+        total = 0
+        with env.begin() as txn:
+            for name, record in txn.cursor():
+                if name.startswith(b"__") or len(record) != _MDB_DB.size:
+                    continue
+                _, _, _, branch, leaf, overflow, _, _ = _MDB_DB.unpack(record)
+                total += (branch + leaf + overflow) * size
+        return total / 1e6
+    finally:
+        env.close()

@@ -96,8 +96,27 @@ def ratios(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def markdown(summary: dict, profiles: dict[str, str], latency: dict | None, rate: int) -> str:
-    parts = ["### Throughput\n", table(summary), "\n### deltaflow's ratios\n", ratios(summary)]
+def state_table(runs: list[Run]) -> str:
+    """deltaflow's state on disk per workload (LMDB pages in use after each run)."""
+    sizes: dict[str, list[float]] = {}
+    for run in runs:
+        if run.system == "deltaflow" and run.extra.get("state_mb"):
+            sizes.setdefault(run.workload, []).append(run.extra["state_mb"])
+    lines = ["| workload | state MB (each run) | median |", "|---|---|---|"]
+    for workload, mbs in sizes.items():
+        each = ", ".join(f"{mb:.2f}" for mb in mbs)
+        lines.append(f"| {workload} | {each} | {statistics.median(mbs):.2f} |")
+    if "W3" in sizes and "W3D" in sizes:
+        share = statistics.median(sizes["W3D"]) / statistics.median(sizes["W3"])
+        lines.append(f"| W3D / W3 | | {share:.3f} |")
+    return "\n".join(lines)
+
+
+def markdown(
+    summary: dict, profiles: dict[str, str], latency: dict | None, rate: int, runs: list[Run]
+) -> str:
+    parts = ["### Throughput\n", table(summary), "\n### deltaflow's ratios\n", ratios(summary),
+             "\n### deltaflow's state on disk\n", state_table(runs)]  # fmt: skip
     if latency:
         parts += [f"\n### Latency (W1 daemon at {rate:,} events/s)\n", latency_table(latency)]
     for workload, text in profiles.items():
