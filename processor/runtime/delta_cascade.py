@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from deltaflow.formats.changelog import Batch
 from deltaflow.processor.exprs.compile import compile_calc
-from deltaflow.processor.plan import DeltaJoinCascade, DeltaView, Key
+from deltaflow.processor.plan import Calc, DeltaJoinCascade, DeltaView, Key
 from deltaflow.processor.runtime.base import Operator, key_getter
-from deltaflow.processor.runtime.delta_join import JoinStep, Memo, memoizable
+from deltaflow.processor.runtime.delta_join import JoinStep, Memo, memoizable, projector
 from deltaflow.processor.runtime.mirror import SourceReader
 
 Found = dict[tuple, list[tuple]]
@@ -140,11 +140,18 @@ class _Join:
 
 
 class DeltaCascadeOperator(Operator):
-    def __init__(self, node: DeltaJoinCascade, backend, ctx) -> None:
+    """See the module docstring. ``fused``: a Calc above the cascade, its only consumer,
+    that only selects columns (``Graph._fusions``): the top join emits its rows with just
+    those columns (a top Calc's rows are projected after it)."""
+
+    def __init__(self, node: DeltaJoinCascade, backend, ctx, fused: Calc | None = None) -> None:
         self.eventual = node.eventual
         self.scan_types = [scan.types for scan in node.inputs]
         self.paths: dict[int, tuple[_Source, list]] = {}
-        self._build(node.tree, backend, ctx)
+        root, _ = self._build(node.tree, backend, ctx)
+        self.project = projector(fused)
+        if isinstance(root, _Join):
+            root.step.project, self.project = self.project, None
 
     def _build(self, view: DeltaView, backend, ctx):
         """The runtime node of ``view``; returns it with the paths of its leaves, each the
@@ -175,4 +182,6 @@ class DeltaCascadeOperator(Operator):
             if not rows:
                 return Batch()
             kinds, rows = node.change(kinds, rows, side, batch)
+        if self.project is not None:
+            rows = map(self.project, rows)
         return Batch(list(kinds), list(rows))

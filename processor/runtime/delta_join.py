@@ -24,13 +24,15 @@ is overwritten.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import chain, compress, filterfalse, repeat
 from operator import add, itemgetter
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
 from deltaflow.processor.exprs.compile import compile_predicate
-from deltaflow.processor.plan import DeltaJoin, MirrorSide
+from deltaflow.processor.plan import Calc, DeltaJoin, MirrorSide
 from deltaflow.processor.runtime.base import Operator
+from deltaflow.processor.runtime.group_agg import fusable_projection
 from deltaflow.processor.runtime.mirror import SourceReader
 
 _OUTER = {  # join type -> (left side outer, right side outer)
@@ -54,6 +56,8 @@ class JoinStep:
         self.outer = _OUTER[join_type.upper()]
         self.nulls = ((None,) * widths[0], (None,) * widths[1])
         self.eventual = eventual
+        # a folded Calc above the join that only selects columns: out rows are projected
+        self.project: Callable[[tuple], tuple] | None = None
         self.condition = None
         if condition is not None:
             self.condition = compile_predicate(condition, ctx.eval_context())
@@ -63,14 +67,21 @@ class JoinStep:
         return self.outer[1 - side] and not self.eventual
 
     def run(self, kinds, rows, keys, others, own, is_left: bool) -> Batch:
+        """The joined changes of one batch of ``is_left``'s side (projected, see ``project``)."""
+        if not self.eventual and not self.outer[1 if is_left else 0]:
+            return self._run_inner_other(kinds, rows, keys, others, is_left)
+        out = self._run_rows(kinds, rows, keys, others, own, is_left)
+        if self.project is not None:
+            out.rows = list(map(self.project, out.rows))
+        return out
+
+    def _run_rows(self, kinds, rows, keys, others, own, is_left: bool) -> Batch:
         out = Batch()
         if self.eventual:
             for kind, row, key in zip(kinds, rows, keys, strict=True):
                 if ADDS[kind] and key in others:
                     self._joined(out, kind, row, self.matches(row, others[key], is_left), is_left)
             return out
-        if not self.outer[1 if is_left else 0]:
-            return self._run_inner_other(kinds, rows, keys, others, is_left)
         for kind, row, key in zip(kinds, rows, keys, strict=True):
             matches = self.matches(row, others[key], is_left) if key in others else []
             mine_rows = own.get(key)
@@ -89,9 +100,13 @@ class JoinStep:
         joins its matches (or, on an outer side, pads itself when it has none).
 
         Without a condition the batch is joined in C: each change's matches by one
-        ``map`` over ``others``, the change's kind and row repeated once per match."""
+        ``map`` over ``others``, the change's kind and row repeated once per match, and
+        each joined row projected as it is built when a Calc is folded in."""
         if self.condition is not None:
-            return self._run_inner_other_rows(kinds, rows, keys, others, is_left)
+            out = self._run_inner_other_rows(kinds, rows, keys, others, is_left)
+            if self.project is not None:
+                out.rows = list(map(self.project, out.rows))
+            return out
         mine_outer = self.outer[0 if is_left else 1]
         if mine_outer:
             pads = [self.nulls[1 if is_left else 0]]
@@ -113,9 +128,10 @@ class JoinStep:
             matched = chain.from_iterable(found)
             out_kinds = list(chain.from_iterable(map(repeat, kinds, counts)))
             mine = chain.from_iterable(map(repeat, rows, counts))
-        if is_left:
-            return Batch(out_kinds, list(map(add, mine, matched)))
-        return Batch(out_kinds, list(map(add, matched, mine)))
+        joined = map(add, mine, matched) if is_left else map(add, matched, mine)
+        if self.project is not None:
+            joined = map(self.project, joined)
+        return Batch(out_kinds, list(joined))
 
     def _run_inner_other_rows(self, kinds, rows, keys, others, is_left: bool) -> Batch:
         """``_run_inner_other`` with a join condition, evaluated per candidate pair."""
@@ -199,15 +215,19 @@ class DeltaJoinOperator(Operator):
     until a batch of that side changes it. Only that side's batches change its mirror (the
     mirror belongs to its scan, whose every batch comes through this operator's port), and
     a changed row keeps its key (the primary key), so the keys of that side's batch are the
-    ones to forget."""
+    ones to forget.
 
-    def __init__(self, node: DeltaJoin, backend, ctx) -> None:
+    ``fused``: a Calc above the join, its only consumer, that only selects columns
+    (``Graph._fusions``): the join emits its rows with just those columns."""
+
+    def __init__(self, node: DeltaJoin, backend, ctx, fused: Calc | None = None) -> None:
         self.readers = (
             SourceReader(node.left, node.left_keys, backend, ctx, node.inputs[0].types),
             SourceReader(node.right, node.right_keys, backend, ctx, node.inputs[1].types),
         )
         widths = (self.readers[0].width, self.readers[1].width)
         self.step = JoinStep(node.join_type, node.condition, widths, node.eventual, ctx)
+        self.step.project = projector(fused)
         distinct = node.left.mirror != node.right.mirror  # a self-join looks up as before
         self.memos = tuple(
             Memo(reader) if distinct and memoizable(side, reader) else None
@@ -262,6 +282,19 @@ class Memo:
                 missing = list(keys)
             found.update(self.reader.rows(missing, None))
         return found
+
+
+def projector(fused: Calc | None) -> Callable[[tuple], tuple] | None:
+    """The selected columns of a row, as a tuple, for a folded Calc (None: no Calc)."""
+    if fused is None:
+        return None
+    columns = fusable_projection(fused)
+    if columns is None:
+        raise ValueError(f"Calc node {fused.node_id} does more than select columns")
+    if len(columns) == 1:
+        (column,) = columns
+        return lambda row: (row[column],)
+    return itemgetter(*columns)
 
 
 def memoizable(side: MirrorSide, reader: SourceReader) -> bool:

@@ -77,6 +77,15 @@ _BUILDERS = {
 }
 
 
+# Operators built with a fused column-selecting Calc (Graph._fusions)
+_FUSING = {
+    p.GroupAggregate: GroupAggOperator,
+    p.Join: JoinOperator,
+    p.DeltaJoin: DeltaJoinOperator,
+    p.DeltaJoinCascade: DeltaCascadeOperator,
+}
+_FOLDS_CALC_ABOVE = (p.Join, p.DeltaJoin, p.DeltaJoinCascade)
+
 # Operators whose keyed state expires with table.exec.state.ttl, as in Flink (window
 # operators clean up by watermark; delta operators' mirrors are source tables).
 _TTL_NODES = (
@@ -142,7 +151,7 @@ class Graph:
             elif n.node_id in fused:
                 calc = self.nodes[fused[n.node_id]]
                 node_backend = self._backend_of(n, backend)
-                make = GroupAggOperator if type(n) is p.GroupAggregate else JoinOperator
+                make = _FUSING[type(n)]
                 self.ops[n.node_id] = make(n, node_backend, self.ctx, fused=calc)  # type: ignore[arg-type]
             else:
                 self.ops[n.node_id] = build_operator(n, self._backend_of(n, backend), self.ctx)
@@ -162,8 +171,8 @@ class Graph:
         """Operator node_id -> the Calc that only selects columns and passes its batches
         through: for a GroupAggregate, the Calc below it that feeds it alone (no other
         consumer, not a sink; the aggregate reads the Calc's input rows at the selected
-        positions); for a regular Join, the Calc above it, its only consumer (the join
-        builds its rows with just those columns)."""
+        positions); for a regular Join, a DeltaJoin or a DeltaJoinCascade, the Calc above it,
+        its only consumer (the join builds its rows with just those columns)."""
         fused = {}
         for n in nodes:
             if type(n) is not p.GroupAggregate or type(n.inputs[0]) is not p.Calc:
@@ -174,7 +183,7 @@ class Graph:
                 fused[n.node_id] = calc.node_id
         for n in nodes:
             above = self.consumers[n.node_id]
-            if type(n) is not p.Join or len(above) != 1:
+            if type(n) not in _FOLDS_CALC_ABOVE or len(above) != 1:
                 continue
             calc = self.nodes[above[0][0]]
             taken = calc.node_id in fused.values()  # already read by an aggregate
