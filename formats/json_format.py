@@ -33,6 +33,7 @@ from deltaflow.formats.codec_support import (
 )
 from deltaflow.formats.codec_support import compile_row_reader as compile_rows
 from deltaflow.formats.errors import DeltaflowError, FormatError, excerpt
+from deltaflow.formats.json_text import compile_text_writer, text_writable
 from deltaflow.formats.prefilter import PreFilter
 from deltaflow.formats.prefilter import fits as check_fits
 from deltaflow.formats.spec import FormatSpec
@@ -273,6 +274,7 @@ class JsonEncoder:
             null_key_literal=options.get("map-null-key.literal", "null"),
             plain=bool_option(fmt, options, "encode.decimal-as-plain-number", False),
         )
+        self._plain = opts.plain
         self.ignore_nulls = bool_option(fmt, options, "encode.ignore-null-fields", False)
         self._names = spec.names
         self._types = spec.types
@@ -288,12 +290,16 @@ class JsonEncoder:
     ) -> Callable[[list[int], list[tuple]], list[bytes | None]]:
         """``run(kinds, rows)``: the records of a batch whose rows hold column j at
         ``positions[j]`` (with ``tombstones``: None for -U and -D), in one call. With
-        ``memo`` (for record keys) equal integer or string columns are written once."""
+        ``memo`` (for record keys) equal integer or string columns are written once (per
+        batch; across batches too for records the text writer takes)."""
         memo = memo and all(t.root in _MEMO_ROOTS for t in self._types)
-        run = compile_batch_writer(
-            self._names, self._convs, list(positions), self._write, tombstones,
-            omit_nulls=self.ignore_nulls, memo=memo,
-        )  # fmt: skip
+        if text_writable(self._names, self._types, self._plain, self.ignore_nulls):
+            run = compile_text_writer(self._names, self._types, list(positions), tombstones, memo)
+        else:
+            run = compile_batch_writer(
+                self._names, self._convs, list(positions), self._write, tombstones,
+                omit_nulls=self.ignore_nulls, memo=memo,
+            )  # fmt: skip
 
         def checked(kinds: list[int], rows: list[tuple]) -> list[bytes | None]:
             try:
