@@ -47,7 +47,7 @@ from deltaflow.state.keys import decode_key
 from deltaflow.state.packed_index import PackedIndex
 from deltaflow.state.row_keys import stored_columns
 from deltaflow.state.table import DELETED
-from deltaflow.state.typed_keys import KeyCache
+from deltaflow.state.typed_keys import KeyCache, encode_sorted_ints
 
 if TYPE_CHECKING:
     from deltaflow.state.backend import StateBackend
@@ -173,7 +173,7 @@ class IndexedTable:
         goes by encoded keys."""
         if not self._unflushed:
             return
-        keys, encoded, values = self._encoded()
+        keys, encoded, values, _ = self._encoded()
         self._unflushed = []
         if any(map(is_, values, repeat(None))):
             values = [DELETED if value is None else value for value in values]
@@ -191,9 +191,11 @@ class IndexedTable:
         if self._rows.has_pending():
             self.flush()
             return None
-        keys, encoded, values = self._encoded()
+        keys, encoded, values, ordered = self._encoded()
         self._committing = keys
-        writes = sorted(zip(encoded, values, strict=True), key=_first)
+        writes = list(zip(encoded, values, strict=True))
+        if not ordered:
+            writes.sort(key=_first)
         return self._rows.name.encode(), self._rows.db, writes
 
     def committed(self) -> None:
@@ -203,14 +205,24 @@ class IndexedTable:
             self._raise_last(self._committing)
             self._committing = None
 
-    def _encoded(self) -> tuple[list, list[bytes], list[bytes | None]]:
+    def _encoded(self) -> tuple[list, list[bytes], list[bytes | None], bool]:
         """The last row of each key applied since the last flush: (row keys, their bytes,
-        the rows' bytes or None for a deleted row)."""
+        the rows' bytes or None for a deleted row, whether in key order). Positive integer
+        keys are sorted as ints and encoded by runs of one length (``encode_sorted_ints``),
+        their bytes then in order with no sort of the bytes."""
         latest: dict[object, bytes | None] = {}
         for after in self._unflushed:
             latest.update(after)
+        if self._last is not _OFF and None not in latest:
+            try:
+                keys = sorted(latest)
+            except TypeError:  # a key of a type not comparable with ints
+                keys = []
+            encoded = encode_sorted_ints(keys)
+            if encoded is not None:
+                return keys, encoded, list(map(latest.__getitem__, keys)), True
         keys = list(latest)
-        return keys, list(map(self._encode_pk, keys)), list(latest.values())
+        return keys, list(map(self._encode_pk, keys)), list(latest.values()), False
 
     def _encode_images(self, rows: list) -> list[bytes | None]:
         """The stored bytes of each of ``rows`` (None: absent), encoded in one batch."""

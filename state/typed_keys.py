@@ -14,6 +14,7 @@ Measured (Python 3.11, 5,000 keys): a ``(INT, INT)`` key in 0.36 us against
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from itertools import repeat
 from operator import is_
@@ -26,6 +27,10 @@ _STR = bytes((STR,))
 _END = b"\x00"
 # the tag of a positive integer of n bytes (n < 8), by n
 _POSITIVE = [bytes((INT_ZERO + n,)) for n in range(8)]
+
+# the smallest positive integer of n bytes, by n; integers below the last fit in 7 bytes
+_SMALLEST = [1 << (8 * n) for n in range(8)]
+_INT_ONLY = {int}
 
 ValueEncoder = Callable[[object], bytes]
 
@@ -42,6 +47,25 @@ def _int(value: object) -> bytes:
         if length < 8:
             return _POSITIVE[length] + value.to_bytes(length, "big")  # type: ignore[attr-defined]
     return encode_key((value,))  # zero, negative, 8 bytes and more, bool
+
+
+def encode_sorted_ints(values: list) -> list[bytes] | None:
+    """The bytes of each of ``values`` (sorted ascending) as ``_int`` gives them, by C-level
+    maps over each run of values of one byte length (at most 7 runs); None unless every
+    value is an ``int`` (not a bool) from 1 to 2**56 - 1, the usual keys of a sequence.
+    The bytes then sort as the values do, so they come out sorted too."""
+    if not values or set(map(type, values)) != _INT_ONLY:
+        return None
+    if values[0] <= 0 or values[-1] >= _SMALLEST[7]:
+        return None
+    out: list[bytes] = []
+    start, length, end = 0, (values[0].bit_length() + 7) >> 3, len(values)
+    while start < end:
+        stop = bisect_left(values, _SMALLEST[length], start)
+        run = values[start:stop]
+        out += map(_POSITIVE[length].__add__, map(int.to_bytes, run, repeat(length), repeat("big")))
+        start, length = stop, length + 1
+    return out
 
 
 def _str(value: object) -> bytes:

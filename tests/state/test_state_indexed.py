@@ -222,3 +222,27 @@ def test_scan_many_merges_buffer_in_key_order(backend) -> None:
         [(2, "a")],
         [],
     ]
+
+
+def test_integer_keys_of_several_lengths_commit_in_key_order(tmp_path) -> None:
+    from deltaflow.formats.types import parse_type
+    from deltaflow.state.keys import encode_key
+
+    types = [parse_type(t) for t in ("BIGINT", "INT")]
+    keys = [70_000, 5, 2**40, 256, 1, 255, 300, 2**56 + 3]
+    with StateBackend(tmp_path / "s") as b:
+        table = b.indexed("t", [0], {"by_v": [1]}, types)
+        table.apply([INSERT] * len(keys), [(k, k % 3) for k in keys])
+        b.commit()
+        table.apply([UPDATE_BEFORE, UPDATE_AFTER, INSERT], [(256, 1), (256, 2), (2**24, 1)])
+        _, _, writes = table.commit_writes()  # positive keys under 2**56: in key order
+        assert [key for key, _ in writes] == [encode_key((256,)), encode_key((2**24,))]
+        b.commit()
+    with StateBackend(tmp_path / "s") as b:  # an untyped reader reads what was written
+        table = b.indexed("t", [0], {"by_v": [1]})
+        got = table.lookup("by_v", [(0,), (1,), (2,)])
+        assert [sorted(rows) for rows in got] == [
+            sorted((k, k % 3) for k in keys if k % 3 == 0),
+            sorted([(k, 1) for k in keys if k % 3 == 1 and k != 256] + [(2**24, 1)]),
+            sorted([(k, 2) for k in keys if k % 3 == 2] + [(256, 2)]),
+        ]
