@@ -13,10 +13,8 @@ never per row; the map grows on demand (``MapFullError`` -> double, retry).
 
 from __future__ import annotations
 
-import errno
 import os
 import struct
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,19 +24,18 @@ import orjson
 from deltaflow.formats.errors import StateError
 from deltaflow.state import undo as undo_log
 from deltaflow.state.indexed import IndexedTable
+from deltaflow.state.lmdb_env import (
+    META_DB,
+    claim,
+    open_env,
+    open_meta,
+    write_error,
+)
 from deltaflow.state.packed_index import PackedIndex
 from deltaflow.state.table import StateTable
 from deltaflow.state.values import TypedValues
 from deltaflow.state.writes import write_items
 
-META_DB = b"__deltaflow__"
-FORMAT_KEY = "format"
-FORMAT_VERSION = 3  # 3: secondary indexes are packed per index key (state.packed_index)
-MAX_DBS = 4096
-# The environments open in this process, by real path: LMDB forbids opening one twice.
-_OPEN: weakref.WeakValueDictionary[str, StateBackend] = weakref.WeakValueDictionary()
-# LMDB reports a short write (a full disk, a file size limit) as EIO.
-_DISK_ERRORS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO)
 # A named database's record in the main database: LMDB's MDB_db (64-bit build).
 _DB_RECORD = struct.Struct("=IHHQQQQQ")
 
@@ -58,14 +55,14 @@ class StateBackend:
         self.path = Path(path)
         self._pid = os.getpid()
         self._env = None
-        _claim(self)
-        self._env = _open_env(self.path, map_size, create and not readonly, durable, readonly)
+        claim(self)
+        self._env = open_env(self.path, map_size, create and not readonly, durable, readonly)
         self._read: lmdb.Transaction | None = None
         self._tables: dict[str, StateTable] = {}
         self._indexes: dict[str, PackedIndex] = {}
         self._mirrors: dict[str, IndexedTable] = {}
         self._dbs: dict[bytes, object] = {}
-        self._meta_db = self._open_meta(create and not readonly)
+        self._meta_db = open_meta(self, create and not readonly)
 
     # -- tables ---------------------------------------------------------------
 
@@ -146,7 +143,7 @@ class StateBackend:
                 except lmdb.MapFullError:
                     self._grow()
                 except lmdb.Error as err:
-                    raise _write_error(self.path, err) from err
+                    raise write_error(self.path, err) from err
             self._dbs[name] = handle
         return handle
 
@@ -206,7 +203,7 @@ class StateBackend:
             except lmdb.MapFullError:
                 self._grow()
             except lmdb.Error as err:
-                raise _write_error(self.path, err) from err
+                raise write_error(self.path, err) from err
 
     def roll_back(self, meta: dict[str, object] | None = None) -> int:
         """Restore every before-image of the undo log (and write ``meta``) in one transaction.
@@ -319,32 +316,6 @@ class StateBackend:
 
     # -- internals ------------------------------------------------------------
 
-    def _open_meta(self, create: bool) -> object:
-        names = set()
-        with self._env.begin() as txn:
-            names = {name for name in txn.cursor().iternext(values=False)}
-        if META_DB not in names:
-            if not create:
-                raise StateError(
-                    f"{self.path} is not a deltaflow state directory (an LMDB environment "
-                    "without deltaflow metadata); pass the --state-dir of a deltaflow job"
-                )
-            handle = self.db(META_DB, create=True)
-            version = orjson.dumps(FORMAT_VERSION)
-            with self._env.begin(write=True) as txn:
-                txn.put(FORMAT_KEY.encode(), version, db=handle)
-            return handle
-        handle = self.db(META_DB, create=False)
-        with self._env.begin() as txn:
-            data = txn.get(FORMAT_KEY.encode(), db=handle)
-        if data is None or orjson.loads(data) != FORMAT_VERSION:
-            raise StateError(
-                f"state directory {self.path} was written by an incompatible deltaflow "
-                f"(state format {data!r}, this one reads {FORMAT_VERSION}); replay the job "
-                "into a new --state-dir"
-            )
-        return handle
-
     def _grow(self) -> None:
         size = self._env.info()["map_size"] * 2
         try:
@@ -367,62 +338,6 @@ class StateBackend:
 
 def _meta_items(meta: dict[str, object] | None) -> list[tuple[bytes, bytes | None]]:
     return sorted((key.encode(), orjson.dumps(value)) for key, value in (meta or {}).items())
-
-
-def _open_env(
-    path: Path, map_size: int, create: bool, durable: bool, readonly: bool
-) -> lmdb.Environment:
-    if not path.exists():
-        if not create:
-            raise StateError(
-                f"state directory {path} does not exist; pass the --state-dir of a job"
-            )
-        path.mkdir(mode=0o700, parents=True)
-    elif not path.is_dir():
-        raise StateError(f"state directory {path} is not a directory; pass a directory path")
-    elif not create and not (path / "data.mdb").exists():
-        raise StateError(
-            f"{path} is not a deltaflow state directory (no data.mdb); pass the --state-dir of a job"
-        )
-    try:
-        return lmdb.open(
-            str(path),
-            map_size=map_size,
-            max_dbs=MAX_DBS,
-            create=create,
-            sync=durable,
-            metasync=durable,
-            readahead=False,
-            readonly=readonly,
-            mode=0o600,
-        )
-    except lmdb.Error as err:
-        raise StateError(f"cannot open state directory {path}: {err}") from err
-
-
-def _write_error(path: Path, err: lmdb.Error) -> StateError:
-    text = str(err)
-    if any(os.strerror(code) in text for code in _DISK_ERRORS):
-        return StateError(
-            f"state directory {path}: cannot write to the disk, the disk is full or failing "
-            f"({text}); the last checkpoint is intact, free space and restart the job to "
-            "resume from it"
-        )
-    return StateError(
-        f"state directory {path}: LMDB write failed ({text}); the last checkpoint is intact, "
-        "restart the job to resume from it"
-    )
-
-
-def _claim(backend: StateBackend) -> None:
-    key = os.path.realpath(backend.path)
-    other = _OPEN.get(key)
-    if other is not None and other._env is not None and other._pid == os.getpid():
-        raise StateError(
-            f"state directory {backend.path} is already open in this process; use that "
-            "StateBackend (LMDB breaks its locks when one process opens an environment twice)"
-        )
-    _OPEN[key] = backend
 
 
 def _check_name(name: str) -> None:

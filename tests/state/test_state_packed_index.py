@@ -10,7 +10,8 @@ import pytest
 from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from deltaflow.formats.errors import StateError
 from deltaflow.formats.types import parse_type
-from deltaflow.state.backend import FORMAT_KEY, META_DB, StateBackend
+from deltaflow.state.backend import StateBackend
+from deltaflow.state.lmdb_env import FORMAT_KEY, META_DB
 from deltaflow.state.values import decode_value
 
 LINE_TYPES = [parse_type(t) for t in ("BIGINT", "INT", "INT", "STRING")]
