@@ -55,13 +55,15 @@ def _slot(j: int, dtype: DataType, value: str) -> str:
 
 def _byte_slot(j: int, dtype: DataType, value: str) -> str:
     """Field j's bytes (the bytes template): integers by ``%d``, unguarded (a NULL raises
-    TypeError and the batch goes to the str writer), the others as ``%b``."""
+    TypeError and the batch goes to the str writer), the others as ``%b`` (strings by
+    msgspec itself, one C call)."""
     if dtype.root in INTEGER_ROOTS:
         return value
     if dtype.root == BOOLEAN:
         return f"BB[{value}]"
-    text = "str" if dtype.root == DECIMAL else "E"
-    return f"b'null' if (x{j} := {value}) is None else {text}(x{j}).encode()"
+    if dtype.root == DECIMAL:
+        return f"b'null' if (x{j} := {value}) is None else str(x{j}).encode()"
+    return f"b'null' if (x{j} := {value}) is None else J(x{j})"
 
 
 def _made(types: Sequence[DataType], values: Sequence[str]) -> str:
@@ -116,6 +118,7 @@ def compile_text_writer(
         "TB": ("{" + ",".join(map(str.__add__, fields, slots)) + "}").encode(),
         "BB": {True: b"true", False: b"false", None: b"null"},
         "E": encode_basestring,
+        "J": msgspec.json.Encoder().encode,
         "B": {True: "true", False: "false", None: "null"},
         "DEAD": (RowKind.UPDATE_BEFORE, RowKind.DELETE),
         "KEY": itemgetter(*positions),
