@@ -43,11 +43,11 @@ from deltaflow.formats.changelog import ADDS
 from deltaflow.formats.errors import StateError
 from deltaflow.formats.types import DataType
 from deltaflow.state import row_keys
+from deltaflow.state.index_entries import Index
 from deltaflow.state.keys import decode_key
-from deltaflow.state.packed_index import PackedIndex
 from deltaflow.state.row_keys import stored_columns
 from deltaflow.state.table import DELETED
-from deltaflow.state.typed_keys import KeyCache, encode_sorted_ints
+from deltaflow.state.typed_keys import encode_sorted_ints
 
 if TYPE_CHECKING:
     from deltaflow.state.backend import StateBackend
@@ -62,20 +62,6 @@ _OFF = object()  # no largest key kept: the keys are not integers
 _INT_OR_NULL = frozenset({int, type(None)})
 _first = itemgetter(0)
 _second = itemgetter(1)
-
-
-class _Index:
-    __slots__ = ("cache", "columns", "dups_of", "encode", "getter", "key_of", "moves", "table")
-
-    def __init__(self, columns: list[int], table: PackedIndex | None, encode) -> None:
-        self.columns = list(columns)
-        self.getter = itemgetter(*columns) if len(columns) > 1 else _one(columns[0])
-        self.encode = encode
-        self.cache = KeyCache(encode)
-        self.table = table  # None: a primary-key prefix, scanned on the row table
-        self.dups_of = None  # a secondary index: how it stores row keys (row_keys.dup_codec)
-        self.key_of = None
-        self.moves = row_keys.compile_moves(self.columns) if table is not None else None
 
 
 class IndexedTable:
@@ -122,7 +108,7 @@ class IndexedTable:
         self._unflushed: list[dict[object, bytes | None]] = []
         self._committing: list | None = None  # the keys of commit_writes, until committed
         self._keep = KEEP_ROWS if keep is None else keep
-        self._indexes: dict[str, _Index] = {}
+        self._indexes: dict[str, Index] = {}
         for index_name, columns in indexes.items():
             self.build_index(index_name, columns)
 
@@ -160,7 +146,7 @@ class IndexedTable:
         contradictions = row_keys.contradictions(kinds, keys, before) if contradicted else []
         self._known.update(after)
         # encoded now, while the batch's rows are in the CPU's caches
-        images = self._encode_images(list(after.values()))
+        images = row_keys.encode_images(list(after.values()), self._lead, self._encode_rows)
         self._unflushed.append(dict(zip(after, images, strict=True)))
         for index in self._indexes.values():
             if index.table is not None:
@@ -223,18 +209,6 @@ class IndexedTable:
                 return keys, encoded, list(map(latest.__getitem__, keys)), True
         keys = list(latest)
         return keys, list(map(self._encode_pk, keys)), list(latest.values()), False
-
-    def _encode_images(self, rows: list) -> list[bytes | None]:
-        """The stored bytes of each of ``rows`` (None: absent), encoded in one batch."""
-        deleted = any(map(is_, rows, repeat(None)))
-        live = [row for row in rows if row is not None] if deleted else rows
-        if self._lead:
-            live = list(map(itemgetter(slice(self._lead, None)), live))
-        values: list = self._encode_rows(live)
-        if deleted:
-            encoded = iter(values)
-            values = [None if row is None else next(encoded) for row in rows]
-        return values
 
     def _raise_last(self, keys: list) -> None:
         """Keeps the largest integer row key up to date with the flushed ``keys``."""
@@ -307,11 +281,11 @@ class IndexedTable:
             raise StateError(f"index {name!r} of table {self.name!r} needs at least one column")
         encode = row_keys.encoder(list(columns), self._types)
         if list(columns) == self.key_columns[: len(columns)]:
-            self._indexes[name] = _Index(columns, None, encode)
+            self._indexes[name] = Index(columns, None, encode)
             return
         fixed = row_keys.fixed_keys(self.key_columns, self._types)
         table = self._backend.packed_index(f"{self.name}{INDEX_SEPARATOR}{name}", fixed)
-        index = _Index(columns, table, encode)
+        index = Index(columns, table, encode)
         index.dups_of, index.key_of = row_keys.dup_codec(table.fixed, self._encode_pk)
         self.flush()
         rows = self._backend.read_txn().stat(self._rows.db)["entries"]
@@ -320,27 +294,15 @@ class IndexedTable:
             self._rebuild(index)
         self._indexes[name] = index
 
-    def _rebuild(self, index: _Index) -> None:
-        rows = [row for _, row in self._scan_rows()]
-        index_keys = [index.encode(index.getter(row)) for row in rows]
-        fresh = list(zip(index_keys, index.dups_of(list(map(self.row_key, rows))), strict=True))
+    def _rebuild(self, index: Index) -> None:
+        fresh = index.entries([row for _, row in self._scan_rows()], self.row_key)
         index.table.update(index.table.pairs(), fresh)  # type: ignore[union-attr]
 
-    def _move(self, index: _Index, before: dict, after: dict) -> None:
+    def _move(self, index: Index, before: dict, after: dict) -> None:
         """Moves the index entries of the rows of a batch's keys (``before`` and ``after``
-        it, None: absent) whose indexed columns changed; each index key is encoded once."""
-        encode, dups_of = index.cache.encode_many, index.dups_of
+        it, None: absent) whose indexed columns changed."""
         try:
-            pairs = [
-                list(
-                    zip(
-                        encode(list(map(_first, side))),
-                        dups_of(list(map(_second, side))),
-                        strict=True,
-                    )
-                )
-                for side in index.moves(before, after)  # type: ignore[misc]
-            ]
+            pairs = index.moved(before, after)
         except OverflowError:
             raise StateError(
                 f"indexed table {self.name!r}: a primary key is outside BIGINT's range; "
@@ -407,7 +369,7 @@ class IndexedTable:
         by_key = dict(zip(distinct, found, strict=True))
         return [list(by_key[key]) for key in keys]
 
-    def _scan(self, spec: _Index, prefixes: list[bytes], encoded: list[bytes]) -> list[list]:
+    def _scan(self, spec: Index, prefixes: list[bytes], encoded: list[bytes]) -> list[list]:
         """The rows under each of ``encoded`` (``prefixes``: the same, sorted)."""
         if spec.table is None:
             self.flush()
@@ -440,8 +402,3 @@ class IndexedTable:
     def items(self) -> list[tuple[tuple, tuple]]:
         """Every (primary key, row) in key order (for tests and inspection)."""
         return [(decode_key(kb), row) for kb, row in self._scan_rows()]
-
-
-def _one(column: int):
-    """A function picking one column of a row as a 1-tuple (an index key)."""
-    return lambda row: (row[column],)

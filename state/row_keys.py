@@ -162,3 +162,17 @@ def contradictions(kinds: list[int], keys: list, before: dict) -> list[int]:
         else:
             current[key] = None
     return out
+
+
+def encode_images(rows: list, lead: int, encode_rows) -> list[bytes | None]:
+    """The stored bytes of each of ``rows`` (None: absent), encoded in one batch by
+    ``encode_rows``, without the ``lead`` primary key columns leading each row."""
+    deleted = any(map(is_, rows, repeat(None)))
+    live = [row for row in rows if row is not None] if deleted else rows
+    if lead:
+        live = list(map(itemgetter(slice(lead, None)), live))
+    values: list = encode_rows(live)
+    if deleted:
+        encoded = iter(values)
+        values = [None if row is None else next(encoded) for row in rows]
+    return values
