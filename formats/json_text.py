@@ -77,11 +77,14 @@ def _bytes_made(types: Sequence[DataType], values: Sequence[str]) -> str:
     return "TB % (" + ", ".join(slots) + ",)"
 
 
+# ``live``: whether the batch has no -U/-D (then no row is a tombstone: no test per row).
 _ROWS = """\
 def safe(kinds, rows):
     return [{safe} for k, r in zip(kinds, rows)]
 def run(kinds, rows):
     try:
+        if {live}:
+            return [{made} for r in rows]
         return [{fast} for k, r in zip(kinds, rows)]
     except TypeError:
         return safe(kinds, rows)
@@ -121,6 +124,8 @@ def compile_text_writer(
         "J": msgspec.json.Encoder().encode,
         "B": {True: "true", False: "false", None: "null"},
         "DEAD": (RowKind.UPDATE_BEFORE, RowKind.DELETE),
+        "UB": RowKind.UPDATE_BEFORE,
+        "D": RowKind.DELETE,
         "KEY": itemgetter(*positions),
         "memo": {},
         "LIMIT": MEMO_LIMIT,
@@ -132,8 +137,10 @@ def compile_text_writer(
     else:
         values = [f"r[{at}]" for at in positions]
         safe, fast = _made(types, values), _bytes_made(types, values)
+        live, made = "True", fast
         if tombstones:
             safe, fast = f"None if k in DEAD else {safe}", f"None if k in DEAD else {fast}"
-        source = _ROWS.format(safe=safe, fast=fast)
+            live = "UB not in kinds and D not in kinds"
+        source = _ROWS.format(safe=safe, fast=fast, made=made, live=live)
     exec(source, env)  # noqa: S102 - positions and names only
     return env["run"]  # type: ignore[return-value]

@@ -110,6 +110,9 @@ def test_a_null_integer_sends_the_batch_to_the_guarded_writer() -> None:
     rows = [(Decimal("1.50"), 3), (None, None), (Decimal("-0.05"), 4)]
     kinds = [INSERT, UPDATE_AFTER, DELETE]
     assert run(kinds, rows) == [b'{"a":3,"b":1.50}', b'{"a":null,"b":null}', None]
+    live = [INSERT, UPDATE_AFTER, UPDATE_AFTER]  # no tombstone in the batch
+    assert run(live, rows) == [b'{"a":3,"b":1.50}', b'{"a":null,"b":null}', b'{"a":4,"b":-0.05}']
+    assert run(live[:1], rows[:1]) == [b'{"a":3,"b":1.50}']
 
 
 def test_other_types_and_options_keep_the_struct_writer() -> None:
