@@ -34,43 +34,12 @@ class Keep:
     scope: dict[str, Any]
 
 
+# The batch loop: an image failing ``keep_a`` / ``keep_b`` (a pre-filter) is counted in
+# ``dropped`` and its row never built. Without a pre-filter both are ``True``, and CPython
+# folds those tests and their dead branches away at compile time. A count follows its
+# row's append, so a message whose row raises goes to ``slow`` (which reads every image
+# of it) uncounted.
 _BATCH = """\
-def run(values, kinds, rows, slow, schema=None):
-    add_kind, add_row = kinds.append, rows.append
-    for i, value in enumerate(values):
-        if not value:
-            continue  # a tombstone
-        try:
-            env = decode(value)
-            op = env.op{meta}
-            if op == "u":
-                b, a = env.before, env.after
-                if b is not None and a is not None:
-                    rows += ({row_b}, {row_a})
-                    kinds += UPDATE
-                    continue
-            elif op == "c" or op == "r":
-                a = env.after
-                if a is not None and env.before is None:
-                    add_row({row_a})
-                    add_kind(INSERT)
-                    continue
-            elif op == "d":
-                b = env.before
-                if b is not None and env.after is None:
-                    add_row({row_b})
-                    add_kind(DELETE)
-                    continue
-        except ERRORS:
-            pass
-        slow(i, value)
-    return 0
-"""
-
-# The same loop with a pre-filter: an image failing ``keep_a`` / ``keep_b`` is counted in
-# ``dropped`` and its row never built. A count follows its row's append, so a message
-# whose row raises goes to ``slow`` (which reads every image of it) uncounted.
-_FILTERED = """\
 def run(values, kinds, rows, slow, schema=None):
     add_kind, add_row = kinds.append, rows.append
     dropped = 0
@@ -203,16 +172,14 @@ class RowCode:
             "INSERT": INSERT,
             "DELETE": DELETE,
         }
-        if keep is None:
-            source = _BATCH.format(row_a=row_a, row_b=row_b, meta=line)
-        else:
-            source = _FILTERED.format(
-                row_a=row_a,
-                row_b=row_b,
-                meta=line,
-                keep_a=keep.code.format(o="a"),
-                keep_b=keep.code.format(o="b"),
-            )
+        source = _BATCH.format(
+            row_a=row_a,
+            row_b=row_b,
+            meta=line,
+            keep_a="True" if keep is None else keep.code.format(o="a"),
+            keep_b="True" if keep is None else keep.code.format(o="b"),
+        )
+        if keep is not None:
             names.update(keep.scope)
         return self._exec(source, names)["run"]
 

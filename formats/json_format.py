@@ -96,24 +96,9 @@ def _fast_type(dtype: DataType) -> object:
     return jc.fast_type(dtype)
 
 
+# The batch loop: a record failing ``keep`` (a pre-filter) is counted and its row never
+# built. Without a pre-filter ``keep`` is ``True``, which CPython folds away at compile time.
 _BATCH = """\
-def run(values, rows, slow):
-    add = rows.append
-    for i, value in enumerate(values):
-        if value is None:
-            continue  # a tombstone carries no row
-        try:
-            o = decode(value)
-            add({row})
-            continue
-        except ERRORS:
-            pass
-        slow(i, value)
-    return 0
-"""
-
-# With a pre-filter: a record failing ``keep`` is counted and its row never built.
-_FILTERED = """\
 def run(values, rows, slow):
     add = rows.append
     dropped = 0
@@ -169,7 +154,7 @@ def _typed_batch(columns: list, convs: list, skipped: set[int], exact: bool,
     env["HALF_UP"] = ROUND_HALF_UP
     row = "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
     keep = None if prefilter is None else _keep(prefilter, columns, parts, env)
-    source = _BATCH.format(row=row) if keep is None else _FILTERED.format(row=row, keep=keep)
+    source = _BATCH.format(row=row, keep="True" if keep is None else keep)
     exec(source, env)  # noqa: S102 - generated from column positions only
     return env["run"]
 
