@@ -48,6 +48,30 @@ def stop_promptly(proc) -> tuple[int, str]:
     return code, stderr
 
 
+def stops_while_waiting(proc, proxy, mention: str) -> None:
+    """Once the cut has tripped the job waits for the brokers; a SIGTERM then ends it
+    within 8 s with exit status 2 and one error line that names ``mention``."""
+    assert proxy.tripped.wait(30), stderr_of(proc)
+    time.sleep(3)  # waiting for the brokers, for up to its 10 min timeout
+    assert proc.poll() is None, stderr_of(proc)[-3000:]
+    code, stderr = stop_promptly(proc)
+    assert code == 2, stderr[-3000:]
+    ours = [line for line in stderr.splitlines() if line.startswith("deltaflow: error")]
+    assert len(ours) == 1 and "asked to stop" in ours[0], ours
+    assert mention in ours[0] and "the last checkpoint is intact" in ours[0], ours
+
+
+def restart_counts_all(jobs, job, state, proxy, bootstrap, first: int, expected: dict) -> None:
+    """Brokers back: the restart redoes the unfinished epoch and, with 30 more orders
+    from ``first``, reaches ``expected`` (none lost); it then stops cleanly."""
+    proxy.restore()
+    again = jobs.start(job, state)
+    produce(bootstrap, first, 30)
+    assert wait_for(bootstrap, expected) == expected, stderr_of(again)[-3000:]
+    again.send_signal(signal.SIGTERM)
+    assert again.wait(30) == 0, stderr_of(again)[-3000:]
+
+
 def test_sigterm_while_a_flush_waits_for_gone_brokers_stops_the_job_within_seconds(
     proxied, tmp_path, jobs, monkeypatch
 ):
@@ -61,22 +85,8 @@ def test_sigterm_while_a_flush_waits_for_gone_brokers_stops_the_job_within_secon
     # broker cut: the job's checkpoint now waits for acknowledgements that never come
     proxy.cut_after(PRODUCE)
     produce(bootstrap, 30, 30)
-    assert proxy.tripped.wait(30), stderr_of(proc)
-    time.sleep(3)  # waiting for the brokers, for up to its 10 min timeout
-    assert proc.poll() is None, stderr_of(proc)[-3000:]
-    code, stderr = stop_promptly(proc)
-    assert code == 2, stderr[-3000:]
-    ours = [line for line in stderr.splitlines() if line.startswith("deltaflow: error")]
-    assert len(ours) == 1 and "asked to stop" in ours[0], ours
-    assert "totals'" in ours[0] and "the last checkpoint is intact" in ours[0], ours
-    # brokers back: the restart redoes the epoch, every order is counted (none lost)
-    proxy.restore()
-    again = jobs.start(job, tmp_path / "state")
-    produce(bootstrap, 60, 30)
-    expected = {0: 30, 1: 30, 2: 30}
-    assert wait_for(bootstrap, expected) == expected, stderr_of(again)[-3000:]
-    again.send_signal(signal.SIGTERM)
-    assert again.wait(30) == 0, stderr_of(again)[-3000:]
+    stops_while_waiting(proc, proxy, "totals'")
+    restart_counts_all(jobs, job, tmp_path / "state", proxy, bootstrap, 60, {0: 30, 1: 30, 2: 30})
 
 
 def test_a_source_with_a_group_id_does_not_hold_a_stopping_job_during_an_outage(

@@ -26,7 +26,7 @@ from confluent_kafka import Producer
 from cut_proxy import PRODUCE
 from eo_harness import start
 from job_process import stderr_of
-from test_alo_stop_in_outage import stop_promptly
+from test_alo_stop_in_outage import restart_counts_all, stops_while_waiting
 from test_eo_broker_outage import produce, wait_for
 
 from deltaflow.connectors.broker import ensure_topics
@@ -165,22 +165,9 @@ def test_sigterm_while_the_dead_letter_flush_waits_for_a_gone_broker_stops_withi
     poison = Producer({"bootstrap.servers": bootstrap})
     poison.produce("orders", CUT_OFF, b"bad")
     assert poison.flush(10) == 0
-    assert proxy.tripped.wait(30), stderr_of(proc)
-    time.sleep(3)  # waiting for the brokers, for up to its 10 min timeout
-    assert proc.poll() is None, stderr_of(proc)[-3000:]
-    code, stderr = stop_promptly(proc)
-    assert code == 2, stderr[-3000:]
-    ours = [line for line in stderr.splitlines() if line.startswith("deltaflow: error")]
-    assert len(ours) == 1 and "asked to stop" in ours[0], ours
-    assert "topic 'dlq'" in ours[0] and "the last checkpoint is intact" in ours[0], ours
+    stops_while_waiting(proc, proxy, "topic 'dlq'")
     # brokers back: the restart redoes the epoch; the letter is there (at least once)
-    proxy.restore()
-    again = jobs.start(job, tmp_path / "state")
-    produce(bootstrap, 30, 30)
-    expected = {0: 20, 1: 20, 2: 20}
-    assert wait_for(bootstrap, expected) == expected, stderr_of(again)[-3000:]
-    again.send_signal(signal.SIGTERM)
-    assert again.wait(30) == 0, stderr_of(again)[-3000:]
+    restart_counts_all(jobs, job, tmp_path / "state", proxy, bootstrap, 30, {0: 20, 1: 20, 2: 20})
     letters = committed_records(bootstrap, "dlq")
     assert letters and {(key, value) for _, key, value, _ in letters} == {(b"bad", CUT_OFF)}
 
