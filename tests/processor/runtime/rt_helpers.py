@@ -8,7 +8,7 @@ from decimal import Decimal
 from deltaflow.formats.changelog import Batch, RowKind
 from deltaflow.formats.printing import row_printer
 from deltaflow.formats.types import DataType, parse_type
-from deltaflow.processor.plan import Field, TableSourceScan
+from deltaflow.processor.plan import Field, Sink, TableSourceScan
 
 ALL = frozenset({0, 1, 2, 3})
 NO_UB = frozenset({0, 2, 3})
@@ -77,3 +77,36 @@ def scan(node_id: int, column_types: list[DataType], mode=ALL, **kw) -> TableSou
 
 def lines(text: str) -> list[str]:
     return [ln for ln in text.strip("\n").splitlines() if ln.strip()]
+
+
+def print_sink(node_id: int, child, upsert: bool = False, pk: tuple[str, ...] = ()) -> Sink:
+    """A print sink of ``child``'s columns (with ``upsert``: SinkUpsertMaterializer on ``pk``)."""
+    return Sink(
+        node_id=node_id,
+        inputs=(child,),
+        fields=child.fields,
+        changelog_mode=child.changelog_mode,
+        table=f"sink{node_id}",
+        options={"connector": "print"},
+        physical=child.fields,
+        primary_key=pk,
+        upsert_materialize=upsert,
+    )
+
+
+def feed_in_batches(op, backend, steps: list, size: int) -> Batch:
+    """Feeds ``steps`` ((port, kind, row) in order) to ``op`` in batches of up to ``size``
+    changes of one port, never splitting a -U/+U pair, committing after each; the output."""
+    out = Batch()
+    i = 0
+    while i < len(steps):
+        port, batch = steps[i][0], Batch()
+        while i < len(steps) and steps[i][0] == port and len(batch) < size:
+            batch.append(steps[i][1], steps[i][2])
+            i += 1
+        if batch.kinds[-1] == RowKind.UPDATE_BEFORE:  # never split a -U/+U pair
+            batch.append(steps[i][1], steps[i][2])
+            i += 1
+        out.extend(op.process(batch, port))
+        backend.commit({})
+    return out

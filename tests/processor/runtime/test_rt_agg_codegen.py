@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from rt_helpers import ALL, NO_UB, fields, parse_changelog, scan, show, types
+from rt_helpers import ALL, NO_UB, fields, parse_changelog, print_sink, scan, show, types
 
 from deltaflow.formats.errors import DeltaflowError
 from deltaflow.formats.types import parse_type
@@ -31,18 +31,6 @@ def agg_node(child, keys, calls, node_id=3, mode=NO_UB):
         changelog_mode=mode,
         group_keys=keys,
         aggs=calls,
-    )
-
-
-def sink(node_id, child):
-    return Sink(
-        node_id=node_id,
-        inputs=(child,),
-        fields=child.fields,
-        changelog_mode=child.changelog_mode,
-        table=f"sink{node_id}",
-        options={"connector": "print"},
-        physical=child.fields,
     )
 
 
@@ -91,7 +79,9 @@ PER_RECORD = [
 def test_a_column_selecting_calc_is_folded_into_the_aggregate(backend, mini_batch):
     calc = select_merchant_amount()
     agg = agg_node(calc, (0,), count_and_sum(calc, 1))
-    graph = Graph(JobPlan(sinks=(sink(4, agg),)), backend, RuntimeContext(mini_batch=mini_batch))
+    graph = Graph(
+        JobPlan(sinks=(print_sink(4, agg),)), backend, RuntimeContext(mini_batch=mini_batch)
+    )
     assert isinstance(graph.ops[2], PassThrough)
     out = show(graph.push(1, parse_changelog(CHANGES, ORDERS))[4], OUT)
     # mini-batch: one result per key of the batch; merchant 8 came and went within it
@@ -103,7 +93,7 @@ def test_a_filtering_calc_stays_its_own_operator(backend):
     paid = Call(b, "=", (InputRef(ORDERS[3], 3), Literal(ORDERS[3], "PAID")))
     calc = select_merchant_amount(condition=paid)
     agg = agg_node(calc, (0,), count_and_sum(calc, 1))
-    graph = Graph(JobPlan(sinks=(sink(4, agg),)), backend)
+    graph = Graph(JobPlan(sinks=(print_sink(4, agg),)), backend)
     assert not isinstance(graph.ops[2], PassThrough)
     out = show(graph.push(1, parse_changelog(CHANGES, ORDERS))[4], OUT)
     assert out == ["+I[7, 1, 12.00]"]
@@ -112,7 +102,7 @@ def test_a_filtering_calc_stays_its_own_operator(backend):
 def test_a_calc_read_by_two_nodes_is_not_folded(backend):
     calc = select_merchant_amount()
     agg = agg_node(calc, (0,), count_and_sum(calc, 1))
-    plan = JobPlan(sinks=(sink(4, agg), sink(5, calc)))
+    plan = JobPlan(sinks=(print_sink(4, agg), print_sink(5, calc)))
     graph = Graph(plan, backend)
     assert not isinstance(graph.ops[2], PassThrough)
     out = graph.push(1, parse_changelog(CHANGES, ORDERS))
@@ -218,7 +208,9 @@ def test_two_key_columns_in_another_order_than_the_input(backend, mini_batch):
     )
     calls = (AggCall("MAX", (2,), parse_type("DECIMAL(10, 2)"), "m"),)
     agg = agg_node(calc, (0, 1), calls, mode=ALL)
-    graph = Graph(JobPlan(sinks=(sink(4, agg),)), backend, RuntimeContext(mini_batch=mini_batch))
+    graph = Graph(
+        JobPlan(sinks=(print_sink(4, agg),)), backend, RuntimeContext(mini_batch=mini_batch)
+    )
     assert isinstance(graph.ops[2], PassThrough)
     out = show(
         graph.push(1, parse_changelog(CHANGES, ORDERS))[4], types("STRING", "INT", "DECIMAL(10, 2)")

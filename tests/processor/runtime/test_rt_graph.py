@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from rt_helpers import ALL, INSERT_ONLY, NO_UB, fields, parse_changelog, scan, show, types
+from rt_helpers import (
+    ALL,
+    INSERT_ONLY,
+    NO_UB,
+    fields,
+    parse_changelog,
+    print_sink,
+    scan,
+    show,
+    types,
+)
 
 from deltaflow.formats.errors import PlanError
 from deltaflow.formats.types import parse_type
@@ -13,7 +23,6 @@ from deltaflow.processor.plan import (
     JobPlan,
     Join,
     LookupJoin,
-    Sink,
     Union,
     WindowAggregate,
     WindowSpec,
@@ -22,20 +31,6 @@ from deltaflow.processor.runtime.base import epoch_ms
 from deltaflow.processor.runtime.graph import Graph, RuntimeContext
 
 T = types("STRING", "INT")
-
-
-def sink(node_id, child, upsert=False, pk=()):
-    return Sink(
-        node_id=node_id,
-        inputs=(child,),
-        fields=child.fields,
-        changelog_mode=child.changelog_mode,
-        table=f"sink{node_id}",
-        options={"connector": "print"},
-        physical=child.fields,
-        primary_key=pk,
-        upsert_materialize=upsert,
-    )
 
 
 def count_by_name(src, node_id=2, mode=ALL):
@@ -53,7 +48,7 @@ def count_by_name(src, node_id=2, mode=ALL):
 def test_shared_scan_fans_out_to_two_inserts(backend):
     src = scan(1, T)
     agg = count_by_name(src)
-    plan = JobPlan(sinks=(sink(3, agg), sink(4, src)))
+    plan = JobPlan(sinks=(print_sink(3, agg), print_sink(4, src)))
     graph = Graph(plan, backend, RuntimeContext())
     out = graph.push(1, parse_changelog("+I[a, 1]\n+I[a, 2]", T))
     assert show(out[3], types("STRING", "BIGINT")) == ["+I[a, 1]", "-U[a, 1]", "+U[a, 2]"]
@@ -73,7 +68,9 @@ def test_join_of_two_scans_and_union(backend):
         right_keys=(0,),
     )
     union = Union(node_id=4, inputs=(left, right), fields=fields(T), changelog_mode=ALL)
-    graph = Graph(JobPlan(sinks=(sink(5, join), sink(6, union))), backend, RuntimeContext())
+    graph = Graph(
+        JobPlan(sinks=(print_sink(5, join), print_sink(6, union))), backend, RuntimeContext()
+    )
     first = graph.push(1, parse_changelog("+I[k, 1]", T))
     assert 5 not in first and show(first[6], T) == ["+I[k, 1]"]
     second = graph.push(2, parse_changelog("+I[k, 2]", T))
@@ -84,7 +81,7 @@ def test_join_of_two_scans_and_union(backend):
 def test_upsert_materialize_on_the_sink(backend):
     src = scan(1, T)
     graph = Graph(
-        JobPlan(sinks=(sink(2, src, upsert=True, pk=("c0",)),)), backend, RuntimeContext()
+        JobPlan(sinks=(print_sink(2, src, upsert=True, pk=("c0",)),)), backend, RuntimeContext()
     )
     out = graph.push(1, parse_changelog("+I[a, 1]\n+I[a, 2]\n-D[a, 2]", T))
     assert show(out[2], T) == ["+I[a, 1]", "+U[a, 2]", "+U[a, 1]"]
@@ -112,7 +109,7 @@ def window_plan():
         group_keys=(0,),
         aggs=(AggCall("SUM", (1,), parse_type("BIGINT"), "total"),),
     )
-    return JobPlan(sinks=(sink(4, win), sink(5, agg))), t, out
+    return JobPlan(sinks=(print_sink(4, win), print_sink(5, agg))), t, out
 
 
 def test_watermark_fires_windows_and_fired_rows_flow_downstream(backend):
@@ -150,7 +147,7 @@ def test_a_join_watermark_is_the_minimum_of_its_inputs(backend):
         group_keys=(0,),
         aggs=(AggCall("COUNT", (), parse_type("BIGINT"), "n"),),
     )
-    graph = Graph(JobPlan(sinks=(sink(5, win),)), backend, RuntimeContext())
+    graph = Graph(JobPlan(sinks=(print_sink(5, win),)), backend, RuntimeContext())
     graph.push(1, parse_changelog("+I[a, 1970-01-01T00:00:00.500]", t))
     assert graph.advance_watermark(1, 5000) == {}  # the other input holds it back
     fired = graph.advance_watermark(2, 999)
@@ -163,7 +160,7 @@ def test_state_outlives_the_graph_after_a_commit(tmp_path):
     from deltaflow.state.backend import StateBackend
 
     src = scan(1, T)
-    plan = JobPlan(sinks=(sink(3, count_by_name(src, mode=NO_UB)),))
+    plan = JobPlan(sinks=(print_sink(3, count_by_name(src, mode=NO_UB)),))
     with StateBackend(tmp_path / "s") as backend:
         Graph(plan, backend).push(1, parse_changelog("+I[a, 1]", T))
         backend.commit({"epoch": 1})
@@ -177,7 +174,7 @@ def test_unsupported_node_is_a_plan_error(backend):
 
     odd = Node(node_id=2, inputs=(scan(1, T),), fields=fields(T), changelog_mode=ALL)
     with pytest.raises(PlanError, match="cannot run Node"):
-        Graph(JobPlan(sinks=(sink(3, odd),)), backend, RuntimeContext())
+        Graph(JobPlan(sinks=(print_sink(3, odd),)), backend, RuntimeContext())
 
 
 def lookup_plan(join_type="INNER", condition=None):
@@ -195,7 +192,7 @@ def lookup_plan(join_type="INNER", condition=None):
         lookup_keys=(0,),
         condition=condition,
     )
-    return JobPlan(sinks=(sink(3, lookup),))
+    return JobPlan(sinks=(print_sink(3, lookup),))
 
 
 def test_lookup_join_probes_the_table_as_it_is_now(backend):
@@ -234,7 +231,7 @@ def test_lookup_join_inner_drops_unmatched_and_filters_by_condition(backend):
 
 
 def test_push_to_an_unknown_scan_is_a_plan_error(backend):
-    graph = Graph(JobPlan(sinks=(sink(2, scan(1, T)),)), backend, RuntimeContext())
+    graph = Graph(JobPlan(sinks=(print_sink(2, scan(1, T)),)), backend, RuntimeContext())
     with pytest.raises(PlanError, match="not a source scan"):
         graph.push(7, parse_changelog("+I[a, 1]", T))
 
@@ -261,7 +258,7 @@ def test_calc_filters_each_change_on_its_own_and_keeps_its_kind(backend):
         projection=(InputRef(T[0], 0), Call(i, "*", (InputRef(i, 1), Literal(i, 10)))),
         condition=Call(b, ">", (InputRef(i, 1), Literal(i, 1))),
     )
-    graph = Graph(JobPlan(sinks=(sink(3, calc),)), backend)
+    graph = Graph(JobPlan(sinks=(print_sink(3, calc),)), backend)
     out = graph.push(1, parse_changelog("+I[a, 1]\n+I[b, 2]\n-U[b, 2]\n+U[b, 1]", T))
     # the +U fails the filter: only its -U passes, as Flink's Calc does
     assert show(out[3], T) == ["+I[b, 20]", "-U[b, 20]"]
@@ -289,7 +286,7 @@ def test_scan_watermark_is_the_batch_maximum_of_its_expression(backend):
     import dataclasses
 
     win = dataclasses.replace(win, inputs=(src,))
-    graph = Graph(JobPlan(sinks=(sink(4, win),)), backend)
+    graph = Graph(JobPlan(sinks=(print_sink(4, win),)), backend)
     assert (
         graph.push(
             1, parse_changelog("+I[a, 2024-01-01T00:00:30]\n+I[a, 2024-01-01T00:01:04.998]", t)
@@ -317,7 +314,7 @@ def test_join_condition_filters_pairs(backend):
         right_keys=(0,),
         condition=Call(b, "<", (InputRef(i, 1), InputRef(i, 3))),
     )
-    graph = Graph(JobPlan(sinks=(sink(4, join),)), backend)
+    graph = Graph(JobPlan(sinks=(print_sink(4, join),)), backend)
     graph.push(2, parse_changelog("+I[k, 5]", T))
     out = graph.push(1, parse_changelog("+I[k, 1]\n+I[k, 9]", T))
     assert show(out[4], T + T) == ["+I[k, 1, k, 5]", "+I[k, 9, null, null]"]
@@ -341,7 +338,7 @@ def test_scan_watermark_is_the_minimum_over_source_partitions(backend):
     )
     import dataclasses
 
-    graph = Graph(JobPlan(sinks=(sink(4, dataclasses.replace(win, inputs=(src,))),)), backend)
+    graph = Graph(JobPlan(sinks=(print_sink(4, dataclasses.replace(win, inputs=(src,))),)), backend)
     assert graph.push(1, parse_changelog("+I[a, 2024-01-01T00:00:10]", t), partition=0) == {}
     # partition 1 runs ahead, partition 0 still holds the watermark at 00:00:10
     assert graph.push(1, parse_changelog("+I[b, 2024-01-01T00:05:00]", t), partition=1) == {}

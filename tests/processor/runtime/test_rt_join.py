@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rt_helpers import ALL, fields, parse_changelog, scan, show, types
+from rt_helpers import ALL, feed_in_batches, fields, parse_changelog, scan, show, types
 
 from deltaflow.formats.changelog import Batch, apply_changelog
 from deltaflow.processor.plan import Join
@@ -178,19 +178,7 @@ def test_output_changelog_equals_join_of_input_multisets(
     try:
         condition = string_le() if with_condition else None
         op = JoinOperator(join_node(join_type, condition), backend, RuntimeContext())
-        out = Batch()
-        i = 0
-        while i < len(steps):
-            port = steps[i][0]
-            batch = Batch()
-            while i < len(steps) and steps[i][0] == port and len(batch) < size:
-                batch.append(steps[i][1], steps[i][2])
-                i += 1
-            if batch.kinds[-1] == 1:  # never split a -U/+U pair
-                batch.append(steps[i][1], steps[i][2])
-                i += 1
-            out.extend(op.process(batch, port))
-            backend.commit({})
+        out = feed_in_batches(op, backend, steps, size)
         assert sorted(apply_changelog(out.kinds, out.rows), key=repr) == expected_join(
             join_type, left, right, with_condition
         )

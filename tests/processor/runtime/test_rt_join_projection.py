@@ -5,12 +5,12 @@ changelog is the one of the join followed by the Calc."""
 from __future__ import annotations
 
 import pytest
-from rt_helpers import ALL, fields, parse_changelog, scan, show, types
+from rt_helpers import ALL, fields, parse_changelog, print_sink, scan, show, types
 
 from deltaflow.formats.changelog import Batch
 from deltaflow.formats.types import parse_type
 from deltaflow.processor.exprs.nodes import Call, InputRef, Literal
-from deltaflow.processor.plan import Calc, JobPlan, Join, Sink
+from deltaflow.processor.plan import Calc, JobPlan, Join
 from deltaflow.processor.runtime.graph import Graph
 from deltaflow.processor.runtime.simple import PassThrough
 
@@ -45,18 +45,6 @@ def pick(child, condition=None) -> Calc:
         changelog_mode=ALL,
         projection=tuple(InputRef(t, i) for i, t in refs),
         condition=condition,
-    )
-
-
-def sink(node_id: int, child) -> Sink:
-    return Sink(
-        node_id=node_id,
-        inputs=(child,),
-        fields=child.fields,
-        changelog_mode=child.changelog_mode,
-        table=f"sink{node_id}",
-        options={"connector": "print"},
-        physical=child.fields,
     )
 
 
@@ -113,7 +101,7 @@ LEFT = [
 @pytest.mark.parametrize(("join_type", "expected"), [("INNER", INNER), ("LEFT", LEFT)])
 def test_a_column_selecting_calc_is_folded_into_the_join(backend, join_type, expected):
     calc = pick(join(join_type))
-    graph = Graph(JobPlan(sinks=(sink(5, calc),)), backend)
+    graph = Graph(JobPlan(sinks=(print_sink(5, calc),)), backend)
     assert isinstance(graph.ops[4], PassThrough)
     assert run(graph) == expected
 
@@ -122,7 +110,7 @@ def test_a_filtering_calc_above_a_join_stays_its_own_operator(backend):
     b = parse_type("BOOLEAN")
     positive = Call(b, ">", (InputRef(OUT[2], 2), Literal(OUT[2], 2)))
     calc = pick(join("INNER"), condition=positive)
-    graph = Graph(JobPlan(sinks=(sink(5, calc),)), backend)
+    graph = Graph(JobPlan(sinks=(print_sink(5, calc),)), backend)
     assert not isinstance(graph.ops[4], PassThrough)
     assert run(graph) == [r for r in INNER if not r.endswith(", 2]")]
 
@@ -130,6 +118,6 @@ def test_a_filtering_calc_above_a_join_stays_its_own_operator(backend):
 def test_a_join_read_by_two_nodes_is_not_folded(backend):
     node = join("INNER")
     calc = pick(node)
-    graph = Graph(JobPlan(sinks=(sink(5, calc), sink(6, node))), backend)
+    graph = Graph(JobPlan(sinks=(print_sink(5, calc), print_sink(6, node))), backend)
     assert not isinstance(graph.ops[4], PassThrough)
     assert run(graph) == INNER

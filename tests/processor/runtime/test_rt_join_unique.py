@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rt_helpers import ALL, fields, parse_changelog, scan, show, types
+from rt_helpers import ALL, feed_in_batches, fields, parse_changelog, scan, show, types
 
 from deltaflow.formats.changelog import Batch, apply_changelog
 from deltaflow.processor.plan import Join
@@ -146,18 +146,7 @@ def test_output_changelog_equals_the_join_of_the_live_rows(tmp_path_factory, joi
         try:
             keys = ((0,),) if unique else ()
             op = JoinOperator(join_node(join_type, keys, keys), backend, RuntimeContext())
-            out = Batch()
-            i = 0
-            while i < len(steps):
-                port, batch = steps[i][0], Batch()
-                while i < len(steps) and steps[i][0] == port and len(batch) < size:
-                    batch.append(steps[i][1], steps[i][2])
-                    i += 1
-                if batch.kinds[-1] == 1:  # never split a -U/+U pair
-                    batch.append(steps[i][1], steps[i][2])
-                    i += 1
-                out.extend(op.process(batch, port))
-                backend.commit({})
+            out = feed_in_batches(op, backend, steps, size)
             assert sorted(apply_changelog(out.kinds, out.rows), key=repr) == expected(
                 join_type, left, right
             )
