@@ -36,6 +36,8 @@ class DeadLetterWriter:
         self.servers = conf.get("bootstrap.servers")
         self.writer: RecordWriter | None = None
         self.written = 0  # letters produced since the last flush
+        self.total = 0  # letters produced by this writer
+        self.first: Letter | None = None  # the first letter since the last flush
         self.transactional = False
         self._patience_for = None
         self._producer = None
@@ -77,7 +79,9 @@ class DeadLetterWriter:
         keys = [key_of.get(offset) for _, _, offset, _, _ in letters]
         values = [value for _, _, _, value, _ in letters]
         writer.produce(keys, values, None, list(map(_headers, letters)))
+        self.first = self.first or letters[0]
         self.written += len(letters)
+        self.total += len(letters)
 
     def _open(self) -> RecordWriter:
         self.writer = RecordWriter(self.opts, self.conf, self.topic, "at-least-once", "default")
@@ -96,6 +100,18 @@ class DeadLetterWriter:
         self.writer.flush(timeout)
         written, self.written = self.written, 0
         return written
+
+    def report(self, count: int) -> str:
+        """The line a job prints after a checkpoint that wrote ``count`` letters."""
+        line = (
+            f"table '{self.opts.table}': {count} unreadable record(s) sent to dead-letter topic "
+            f"'{self.topic}' ({self.total} so far)"
+        )
+        if self.first is not None:
+            topic, partition, offset, _, reason = self.first
+            line += f"; the first: topic '{topic}' partition {partition} offset {offset}: {reason[:200]}"
+            self.first = None
+        return line
 
     def close(self) -> None:
         if self.writer is not None:

@@ -46,6 +46,7 @@ def client_config(opts: TableOptions, bootstrap: str | None) -> dict[str, str]:
             "option 'properties.bootstrap.servers' is required (or pass --bootstrap-servers / --embedded)"
         )
     conf.setdefault("log_level", "3")
+    opts.client_conf = conf
     return conf
 
 
@@ -131,7 +132,7 @@ def list_partitions(
     try:
         meta = client.list_topics(timeout=timeout)
     except KafkaException as err:
-        raise opts.error(f"cannot reach the Kafka brokers: {err.args[0].str()}") from None
+        raise unreachable(opts, err) from None
     if pattern is not None:
         names = sorted(t for t in meta.topics if pattern.fullmatch(t) and not t.startswith("__"))
     else:
@@ -143,6 +144,50 @@ def list_partitions(
             info = _topic_metadata(client, opts, name, TOPIC_WAIT_S)
         out.extend((name, p) for p in sorted(info.partitions))
     return out
+
+
+# librdkafka's codes for a connection the brokers refused: credentials, TLS
+_REFUSED = {KafkaError._AUTHENTICATION: "authentication", KafkaError._SSL: "TLS handshake"}
+DIAGNOSE_S = 3.0
+
+
+def unreachable(opts: TableOptions, err: KafkaException) -> ConnectorError:
+    """The error of a table whose brokers did not answer: naming the bootstrap servers,
+    and telling an authentication (or TLS) failure from brokers that are not there."""
+    conf = opts.client_conf or {}
+    servers = conf.get("bootstrap.servers") or opts.get("properties.bootstrap.servers")
+    refused = refusal(conf) if conf else None
+    if refused is not None:
+        what, text = refused
+        return opts.error(
+            f"the Kafka brokers at {servers} refused the {what} ({text}); check the "
+            "'properties.security.protocol', 'properties.sasl.*' and 'properties.ssl.*' options"
+        )
+    return opts.error(
+        f"cannot reach the Kafka brokers at {servers} ({err.args[0].str()}); check "
+        "'properties.bootstrap.servers' (or --bootstrap-servers) and that the brokers are up"
+    )
+
+
+def refusal(conf: dict, timeout: float = DIAGNOSE_S) -> tuple[str, str] | None:
+    """(what, librdkafka's text) when a client with ``conf`` is refused by the brokers
+    (authentication or TLS), None when they just do not answer. A short-lived client
+    whose error callback catches what librdkafka only logs otherwise."""
+    refused: list[tuple[str, str]] = []
+
+    def record(error: KafkaError) -> None:
+        if error.code() in _REFUSED and not refused:
+            refused.append((_REFUSED[error.code()], error.str()))
+
+    probe = AdminClient({**conf, "log_level": 0, "error_cb": record})
+    deadline = time.monotonic() + timeout
+    while not refused and time.monotonic() < deadline:
+        try:
+            probe.list_topics(timeout=0.5)
+            return None
+        except KafkaException:
+            probe.poll(0.1)
+    return refused[0] if refused else None
 
 
 def _topic_metadata(client, opts: TableOptions, name: str, timeout: float):

@@ -32,6 +32,7 @@ class TableOptions:
         self.table = table
         self.connector = connector
         self.options = options
+        self.client_conf: dict | None = None  # librdkafka's settings (kafka_client.client_config)
         known = set(known) | {"connector"}
         prefixes = tuple(prefixes)
         for key in options:

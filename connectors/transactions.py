@@ -55,6 +55,12 @@ CONSUMER_RETRY = frozenset(
 )
 
 
+# what a producer that another one with its transactional id fenced is told
+FENCED = frozenset(
+    {KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH}
+)
+
+
 class TransactionStuck(ConnectorError):
     """A transactional call under way through an outage did not finish after the brokers
     returned: the producer must be replaced (``EpochTransactions.abandon``). ``reason``
@@ -158,7 +164,10 @@ class EpochTransactions:
     def begin(self) -> None:
         """Open the transaction of the next epoch (a no-op when one is open)."""
         if not self.open:
-            self.client.begin_transaction()
+            try:
+                self.client.begin_transaction()
+            except KafkaException as err:  # a fenced (fatal) producer refuses at once
+                raise self._error("begin the transaction of the next epoch", err) from None
             self.open = True
 
     def flush(self) -> None:
@@ -170,6 +179,8 @@ class EpochTransactions:
             raise self._stuck(what) from None
         except WaitEnded as ended:
             raise self.wait_error(ended) from None
+        except KafkaException as err:  # a fenced producer's flush raises its fatal error
+            raise self._error(what, err) from None
 
     def commit(self, epoch: int) -> None:
         """Commit the open transaction with the marker of ``epoch``."""
@@ -255,10 +266,19 @@ class EpochTransactions:
 
     def _error(self, what: str, err: KafkaException) -> ConnectorError:
         kafka = err.args[0]
-        fenced = " (another job uses the same transactional id prefix)" if kafka.fatal() else ""
+        where = f"table '{self.request.opts.table}': Kafka transaction '{self.id}' could not {what}"
+        fenced = kafka.code() in FENCED or "fenced" in kafka.str()
+        if fenced or kafka.fatal():
+            cause = "" if fenced else "most likely "
+            return ConnectorError(
+                f"{where}: {cause}another producer with the same transactional id '{self.id}' "
+                "started, which fences this one (librdkafka: "
+                f"{kafka.str()}). Two jobs, or two processes of one job, use "
+                f"'sink.transactional-id-prefix' = '{self.request.prefix}': give each job a "
+                "prefix of its own. This job stopped; its last checkpoint is intact"
+            )
         return ConnectorError(
-            f"table '{self.request.opts.table}': Kafka transaction '{self.id}' could not "
-            f"{what}: {kafka.str()}{fenced}; restart the job, it resumes from its last "
+            f"{where}: {kafka.str()}; restart the job, it resumes from its last "
             "checkpoint and redoes the unfinished epoch"
         )
 

@@ -51,6 +51,7 @@ class BrokerWatch:
         self.log = log or sys.stderr
         self.down_since: dict[str, float] = {}
         self.outages: dict[str, int] = {}  # times each cluster was found away
+        self._confs = clusters
         self._admins = {
             servers: AdminClient({**conf, "log_level": 0}) for servers, conf in clusters.items()
         }
@@ -107,10 +108,7 @@ class BrokerWatch:
             if servers not in self.down_since:
                 self.down_since[servers] = time.monotonic()
                 self.outages[servers] = self.outages.get(servers, 0) + 1
-                self._say(
-                    f"cannot reach the Kafka brokers at {servers} ({err.args[0].str()}); "
-                    f"waiting up to {self.timeout_s:g} s for them to return"
-                )
+                self._say(self._away_line(servers, err))
             return
         since = self.down_since.pop(servers, None)
         if since is not None:
@@ -118,6 +116,19 @@ class BrokerWatch:
                 f"the Kafka brokers at {servers} are reachable again after "
                 f"{time.monotonic() - since:.0f} s; continuing"
             )
+
+    def _away_line(self, servers: str, err: KafkaException) -> str:
+        refused = kafka_client.refusal(self._confs.get(servers, {}))
+        if refused is not None:
+            what, text = refused
+            return (
+                f"the Kafka brokers at {servers} refuse the {what} ({text}); waiting up to "
+                f"{self.timeout_s:g} s, check the 'properties.sasl.*' / 'properties.ssl.*' options"
+            )
+        return (
+            f"cannot reach the Kafka brokers at {servers} ({err.args[0].str()}); "
+            f"waiting up to {self.timeout_s:g} s for them to return"
+        )
 
     def _say(self, line: str) -> None:
         print(f"deltaflow: {line}", file=self.log, flush=True)

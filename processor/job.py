@@ -26,6 +26,7 @@ from deltaflow.connectors.transactions import (
 from deltaflow.processor import crash, progress
 from deltaflow.processor.brokers import BrokerWatch, cluster_configs
 from deltaflow.processor.collector import quiet_collector
+from deltaflow.processor.identity import bind_identity
 from deltaflow.processor.job_tables import (
     LOOKUP_PREFIX,
     describe_plan,
@@ -41,6 +42,7 @@ from deltaflow.processor.runtime.prefilter import prefilters
 from deltaflow.processor.settings import broker_timeout_s, checkpoint_interval_s
 from deltaflow.state.backend import StateBackend
 from deltaflow.state.checkpoint import PENDING_KEY, Checkpointer
+from deltaflow.state.lock import StateLock
 
 POLL_RECORDS = 5000
 POLL_TIMEOUT_S = 0.05
@@ -78,8 +80,9 @@ class Job:
         self.partitioned: dict = {}  # scan -> its per-partition watermarks (Kafka, WATERMARK)
         self.txn: EpochTransactions | None = None
         self.watch: BrokerWatch | None = None
-        self.backend = StateBackend(options.state_dir)
+        self.lock = StateLock(options.state_dir).acquire()  # one process per directory
         try:
+            self.backend = StateBackend(options.state_dir)
             self._start()
         except BaseException:
             self.close()
@@ -88,6 +91,7 @@ class Job:
     def _start(self) -> None:
         """Sinks first (the transaction fences an earlier incarnation), then the state is
         restored to the epoch the sinks committed, then the sources open at its offsets."""
+        bind_identity(self.backend, self.plan, self.options.bootstrap)
         self.backend.check_plan(self.plan.fingerprint, describe_plan(self.plan))
         self._open_sinks()
         self._open_transaction()
@@ -304,9 +308,7 @@ class Job:
         crash.point("step0")
         for sink in self.sinks.values():
             sink.flush(self.broker_timeout_s)
-        for writer in self.dead_letters:  # letters in the transaction make it worth a commit
-            if writer.flush(self.broker_timeout_s) and writer.transactional:
-                self._txn_dirty = True
+        letters = self._flush_dead_letters()
         crash.point("step1")
         epoch = self.epoch + 1
         offsets = {str(k): s.position() for k, s in self.sources.items()}
@@ -322,9 +324,22 @@ class Job:
             self.txn.begin()
         self.stats.checkpoints += 1
         self.stats.last_checkpoint_s = time.monotonic() - started
+        for writer, count in letters:  # one line per checkpoint that wrote dead letters
+            print(f"deltaflow: {writer.report(count)}", file=sys.stderr, flush=True)
         progress.report_skipped(self)
         if self.presence:
             self._presence_report().tick()
+
+    def _flush_dead_letters(self) -> list:
+        """Step 1 for the sources' dead letters: (writer, letters written) of each that
+        wrote some; letters in the transaction make it worth a commit."""
+        written = []
+        for writer in self.dead_letters:
+            count = writer.flush(self.broker_timeout_s)
+            if count:
+                written.append((writer, count))
+                self._txn_dirty = self._txn_dirty or writer.transactional
+        return written
 
     def _checkpoint(self) -> None:
         try:
@@ -389,4 +404,7 @@ class Job:
             sink.close()
         if self.txn is not None:
             self.txn.close()
-        self.backend.close()
+        backend = getattr(self, "backend", None)  # None: the state failed to open
+        if backend is not None:
+            backend.close()
+        self.lock.release()

@@ -5,8 +5,10 @@ handlers and the metrics endpoint, and run the job (``processor/job.py``)."""
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import signal
+import socket
 import sys
 import threading
 from pathlib import Path
@@ -34,6 +36,8 @@ def plan_file(path: str):
 
 def explain_cli(args: argparse.Namespace) -> int:
     planned = plan_file(args.job)
+    if not planned.explains:
+        require_inserts(planned, args.job)
     for text in planned.explains:
         print(text)
     if planned.plan.sinks:
@@ -50,9 +54,27 @@ def names_bootstrap(plan: JobPlan) -> bool:
     return any("properties.bootstrap.servers" in getattr(n, "options", {}) for n in nodes)
 
 
+def require_inserts(planned, path: str) -> None:
+    """A job file without an INSERT INTO has nothing to run: an error, not a silent exit 0."""
+    if planned.plan.sinks:
+        return
+    if not planned.declared:
+        raise DeltaflowError(
+            f"job file {path!r} holds no SQL statements; write the job's CREATE TABLE and "
+            "INSERT INTO <table> SELECT ... statements in it"
+        )
+    raise DeltaflowError(
+        f"job file {path!r} has no INSERT INTO statement, so it computes nothing; add "
+        "INSERT INTO <table> SELECT ... (a table with 'connector' = 'print' shows the rows)"
+    )
+
+
 def run_cli(args: argparse.Namespace) -> int:
     stop = install_stop_handlers()
+    if args.metrics_port is not None:
+        check_metrics_port(args.metrics_port)
     planned = plan_file(args.job)
+    require_inserts(planned, args.job)
     state_dir = Path(args.state_dir) if args.state_dir else default_state_dir(args.job)
     if args.start_from and has_checkpoint(state_dir):
         raise StateError(
@@ -77,9 +99,7 @@ def run_cli(args: argparse.Namespace) -> int:
     try:
         job = Job(planned.plan, options, stop=stop)
         if args.metrics_port:
-            from deltaflow.processor.metrics import serve_metrics
-
-            serve_metrics(job, args.metrics_port)
+            start_metrics(job, args.metrics_port)
         return job.run()
     finally:
         if broker is not None:
@@ -103,3 +123,42 @@ def install_stop_handlers() -> threading.Event:
     signal.signal(signal.SIGTERM, handle)
     signal.signal(signal.SIGINT, handle)
     return stop
+
+
+def check_metrics_port(port: int) -> None:
+    """``--metrics-port``: a TCP port that this process can listen on, checked before the
+    job opens anything (a DeltaflowError naming the port and the reason otherwise)."""
+    if not 1 <= port <= 65535:
+        raise DeltaflowError(
+            f"--metrics-port {port} is not a TCP port; pass a number from 1 to 65535"
+        )
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as http.server does
+        probe.bind(("127.0.0.1", port))
+    except OSError as err:
+        raise metrics_port_error(port, err) from None
+    finally:
+        probe.close()
+
+
+def start_metrics(job: Job, port: int) -> None:
+    from deltaflow.processor.metrics import serve_metrics
+
+    try:
+        serve_metrics(job, port)
+    except OSError as err:  # taken since the check: the job has not read anything yet
+        job.close()
+        raise metrics_port_error(port, err) from None
+
+
+def metrics_port_error(port: int, err: OSError) -> DeltaflowError:
+    if err.errno == errno.EADDRINUSE:
+        reason = "the port is already in use (another process listens on it)"
+    elif err.errno in (errno.EACCES, errno.EPERM):
+        reason = "permission denied (ports below 1024 need privileges)"
+    else:
+        reason = err.strerror or str(err)
+    return DeltaflowError(
+        f"cannot serve metrics on 127.0.0.1:{port} (--metrics-port): {reason}; pass another port"
+    )

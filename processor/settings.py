@@ -17,6 +17,44 @@ from deltaflow.formats.errors import DeltaflowError
 
 DEFAULT_CHECKPOINT_MS = 1000
 DEFAULT_BROKER_TIMEOUT_MS = 180_000
+UNKNOWN_KEY_DELETE_MODES = ("ignore", "count", "policy")
+# Flink's boolean options deltaflow reads; Flink takes 'true' or 'false' in any case.
+BOOLEAN_SETTINGS = (
+    "table.exec.mini-batch.enabled",
+    "table.exec.source.cdc-events-duplicate",
+    "table.exec.sink.require-on-conflict",
+    "table.optimizer.delta-join.ignore-non-unique-key-filter",
+)
+
+
+def _duration(key: str, value: str) -> None:
+    parse_duration_ms(value, key)
+
+
+def _unknown_key_delete(key: str, value: str) -> None:
+    if value.strip().lower() not in UNKNOWN_KEY_DELETE_MODES:
+        allowed = ", ".join(f"'{m}'" for m in UNKNOWN_KEY_DELETE_MODES)
+        raise DeltaflowError(f"SET '{key}' = '{value}': the value must be one of {allowed}")
+
+
+# Every deltaflow.* setting and the check of its value: another deltaflow.* key is a typo.
+DELTAFLOW_SETTINGS = {
+    "deltaflow.broker.timeout": _duration,
+    "deltaflow.unknown-key-delete": _unknown_key_delete,
+}
+
+
+def check_setting(key: str, value: str) -> None:
+    """A DeltaflowError for an unknown ``deltaflow.*`` key or a value its option does not
+    take (as Flink refuses a boolean option set to anything but 'true' or 'false')."""
+    if key.startswith("deltaflow."):
+        check = DELTAFLOW_SETTINGS.get(key)
+        if check is None:
+            known = ", ".join(f"'{k}'" for k in sorted(DELTAFLOW_SETTINGS))
+            raise DeltaflowError(f"unknown setting '{key}'; the deltaflow settings are {known}")
+        check(key, value)
+    elif key in BOOLEAN_SETTINGS and value.strip().lower() not in ("true", "false"):
+        raise DeltaflowError(f"SET '{key}' = '{value}': the value must be 'true' or 'false'")
 
 
 def checkpoint_interval_s(settings: dict[str, str]) -> float:

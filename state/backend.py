@@ -264,8 +264,9 @@ class StateBackend:
             raise StateError(
                 f"state directory {self.path} belongs to a different job or plan "
                 f"({self.meta('plan.description')}, fingerprint {stored}), not to this one "
-                f"({description}, fingerprint {fingerprint}); run this job with --state-dir "
-                f"pointing at a new directory, or delete {self.path} to start it from scratch"
+                f"({description}, fingerprint {fingerprint}); replay this job into a new directory "
+                "(deltaflow run JOB.sql --state-dir NEW_DIR --from earliest), or delete "
+                f"{self.path} to start it from scratch"
             )
 
     # -- inspection -----------------------------------------------------------

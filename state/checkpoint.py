@@ -43,6 +43,7 @@ EPOCH_KEY = "epoch"
 OFFSETS_KEY = "offsets"
 TIME_KEY = "checkpoint.time_ms"
 PENDING_KEY = "checkpoint.pending"
+IDENTITY_KEY = "tables.identity"  # what each table reads or writes (processor/identity.py)
 
 
 class Checkpointer:

@@ -1,8 +1,10 @@
 """``deltaflow state inspect``: what a state directory holds.
 
-Prints the plan the directory belongs to, the last checkpoint (epoch, time and
-source offsets) and every table with its committed entry count and size. The
-environment is opened read-only, so a running job can be inspected.
+Prints whether a job runs on the directory (the PID holding its lock), the plan and
+the tables (topics, brokers, formats) the directory belongs to, the last checkpoint
+(epoch, time and source offsets) and every table with its committed entry count and
+size. The environment is opened read-only and the lock is not taken, so a running
+job can be inspected.
 """
 
 from __future__ import annotations
@@ -13,15 +15,28 @@ from datetime import UTC, datetime
 from typing import TextIO
 
 from deltaflow.state.backend import StateBackend
-from deltaflow.state.checkpoint import EPOCH_KEY, OFFSETS_KEY, PENDING_KEY, TIME_KEY
+from deltaflow.state.checkpoint import (
+    EPOCH_KEY,
+    IDENTITY_KEY,
+    OFFSETS_KEY,
+    PENDING_KEY,
+    TIME_KEY,
+)
+from deltaflow.state.lock import holder
 
 
 def inspect_cli(state_dir: str, out: TextIO | None = None) -> int:
     """Print the contents of ``state_dir``; a missing or foreign directory is a StateError."""
     out = out or sys.stdout
     with StateBackend(state_dir, create=False, readonly=True) as backend:
-        for line in describe(backend):
-            print(line, file=out)
+        lines = describe(backend)
+    pid = holder(state_dir)
+    if pid is None:
+        lines.append("in use: no (no job runs on it)")
+    else:
+        lines.append(f"in use: yes, by the job running as process {pid or '(unknown)'}")
+    for line in lines:
+        print(line, file=out)
     return 0
 
 
@@ -31,6 +46,9 @@ def describe(backend: StateBackend) -> list[str]:
     fingerprint = backend.meta("plan.fingerprint")
     if fingerprint is not None:
         lines.append(f"plan: {backend.meta('plan.description')} (fingerprint {fingerprint})")
+    identity = backend.meta(IDENTITY_KEY)
+    for table, props in sorted(identity.items() if isinstance(identity, dict) else []):
+        lines.append(f"{table}: " + ", ".join(f"{k} = {v!r}" for k, v in sorted(props.items())))
     epoch = backend.meta(EPOCH_KEY)
     if epoch is None:
         lines.append("last checkpoint: none")

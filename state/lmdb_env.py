@@ -14,6 +14,7 @@ import lmdb
 import orjson
 
 from deltaflow.formats.errors import StateError
+from deltaflow.state.lock import ensure_directory
 
 if TYPE_CHECKING:
     from deltaflow.state.backend import StateBackend
@@ -66,7 +67,7 @@ def open_env(
             raise StateError(
                 f"state directory {path} does not exist; pass the --state-dir of a job"
             )
-        path.mkdir(mode=0o700, parents=True)
+        ensure_directory(path)
     elif not path.is_dir():
         raise StateError(f"state directory {path} is not a directory; pass a directory path")
     elif not create and not (path / "data.mdb").exists():

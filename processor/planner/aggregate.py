@@ -13,20 +13,21 @@ from sqlglot import exp
 
 from deltaflow.formats.errors import SqlError
 from deltaflow.formats.types import BIGINT, DataType, decimal, string
-from deltaflow.processor.exprs.functions import infer_call
+from deltaflow.processor.exprs.functions import function_names, infer_call
 from deltaflow.processor.exprs.nodes import Expr, InputRef
 from deltaflow.processor.plan import AggCall, Field, WindowSpec
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
 from deltaflow.processor.planner.binder import Rel, fields_of
 from deltaflow.processor.planner.relops import Functions, item_name
-from deltaflow.processor.sql.errors import position
+from deltaflow.processor.sql.errors import closest, position
 
 AGGREGATES = {
     exp.Count: "COUNT", exp.Sum: "SUM", exp.Avg: "AVG", exp.Min: "MIN", exp.Max: "MAX",
     exp.FirstValue: "FIRST_VALUE", exp.LastValue: "LAST_VALUE",
 }  # fmt: skip
 NAMED_AGGREGATES = frozenset({"LISTAGG", "FIRST_VALUE", "LAST_VALUE", "SUM0"})
+_SPECIAL_CALLS = frozenset({"PROCTIME", "TIMESTAMPDIFF", "TIMESTAMPADD"})  # bound on their own
 
 
 @dataclass(frozen=True)
@@ -167,9 +168,31 @@ def _check_grouped(node: exp.Expr, scope: Scope) -> None:
     """Flink's check: a column outside aggregate calls must be a GROUP BY column."""
     for column in node.find_all(exp.Column):
         if column.name not in scope.placeholders and not scope.has(column):
+            _check_calls_around(column, scope)
             raise SqlError(
                 f"Expression '{column.name}' is not being grouped; add it to GROUP BY or aggregate "
                 f"it, e.g. MAX({column.name})", *position(column))  # fmt: skip
+
+
+def _check_calls_around(column: exp.Column, scope: Scope) -> None:
+    """An ungrouped column inside a call of an unknown function (``SUMM(amount)``): the
+    unknown name is the mistake to report, not the column."""
+    call = column.find_ancestor(exp.Anonymous)
+    while call is not None:
+        name = str(call.this).upper()
+        known = name in NAMED_AGGREGATES or name in scope.functions or name in _SPECIAL_CALLS
+        if not known and name not in function_names():
+            meta = call.meta or {}
+            line, col = position(call)
+            col -= int(meta.get("end", 0)) - int(meta.get("start", 0))  # the name's first letter
+            pool = [*AGGREGATES.values(), *NAMED_AGGREGATES, *function_names()]
+            raise SqlError(
+                f"unknown function {name}: no match found for function signature {name}; it "
+                "is neither a function Flink has that deltaflow supports nor one registered "
+                f"with CREATE FUNCTION{closest(name, pool)}",
+                line, col, name,
+            )  # fmt: skip
+        call = call.find_ancestor(exp.Anonymous)
 
 
 def _aggregate_uses(items: list[exp.Expr], having: exp.Expr | None, nkeys: int) -> list[AggUse]:

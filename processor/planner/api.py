@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from itertools import count
 
-from deltaflow.formats.errors import SqlError
+from deltaflow.formats.errors import DeltaflowError, SqlError
 from deltaflow.processor.plan import JobPlan, Sink
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.catalog import Catalog
@@ -30,7 +30,7 @@ from deltaflow.processor.planner.rules.rewrite_delta_agg import rewrite_delta_ag
 from deltaflow.processor.planner.rules.rewrite_delta_join import rewrite_delta_join
 from deltaflow.processor.planner.sink import bind_insert
 from deltaflow.processor.planner.traits import derive, refine
-from deltaflow.processor.settings import parse_duration_ms
+from deltaflow.processor.settings import check_setting, parse_duration_ms
 from deltaflow.processor.sql import statements as S
 from deltaflow.processor.sql.ddl import CreateTable
 from deltaflow.processor.sql.script import parse_script
@@ -54,6 +54,7 @@ class PlannedJob:
     explains: list[str] = field(default_factory=list)
     sink_texts: list[str] = field(default_factory=list)
     source: str = "<job>"  # the job file's name, for messages
+    declared: int = 0  # how many statements the file holds
 
     def explain(self) -> str:
         """The optimized physical plan of every sink, in Flink's text shape."""
@@ -66,7 +67,8 @@ def plan_job(sql: str, *, source_name: str = "<job>") -> PlannedJob:
     settings: dict[str, str] = {}
     inserts: list[S.Insert] = []
     explains: list[str] = []
-    for stmt in parse_script(sql):
+    statements = parse_script(sql)
+    for stmt in statements:
         if isinstance(stmt, S.Explain):
             explains.append(_explain(catalog, settings, stmt))
         elif isinstance(stmt, S.Insert | S.StatementSet):
@@ -85,11 +87,15 @@ def plan_job(sql: str, *, source_name: str = "<job>") -> PlannedJob:
         hashed = [*texts, "table.exec.state.ttl"]
     fingerprint = hashlib.sha256("\n\n".join(hashed).encode()).hexdigest()[:16]
     plan = JobPlan(tuple(sinks), dict(settings), dict(catalog.functions), fingerprint)
-    return PlannedJob(plan, settings, explains, texts, source_name)
+    return PlannedJob(plan, settings, explains, texts, source_name, len(statements))
 
 
 def _declare(catalog: Catalog, settings: dict[str, str], stmt: object) -> None:
     if isinstance(stmt, S.SetStatement) and stmt.key is not None:
+        try:
+            check_setting(stmt.key, stmt.value or "")
+        except DeltaflowError as err:
+            raise SqlError(str(err), *stmt.pos) from None
         settings[stmt.key] = stmt.value or ""
     elif isinstance(stmt, S.ResetStatement):
         if stmt.key is None:

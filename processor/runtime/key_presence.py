@@ -32,10 +32,11 @@ from operator import itemgetter
 from deltaflow.connectors.layout import decode_with_origins
 from deltaflow.formats.changelog import Batch, RawBatch, RowKind
 from deltaflow.formats.errors import DeltaflowError, FormatError
+from deltaflow.processor.settings import UNKNOWN_KEY_DELETE_MODES
 from deltaflow.state.key_presence import KeySet
 
 OPTION = "deltaflow.unknown-key-delete"
-MODES = ("ignore", "count", "policy")
+MODES = UNKNOWN_KEY_DELETE_MODES
 RETRACTIONS = frozenset({RowKind.UPDATE_BEFORE, RowKind.DELETE})
 REPORT_EVERY_S = 10.0
 

@@ -36,6 +36,54 @@ def wrap_parse_error(
     )
 
 
+_CLOSERS = {
+    "'": ("'", "string", "; a quote inside a string is written twice, as in 'it''s'"),
+    "`": ("`", "quoted name", ""),
+    "/*": ("*/", "comment", ""),
+}
+
+
+def unclosed(text: str) -> SqlError | None:
+    """The string, quoted name or comment that ``text`` opens and never closes, with the
+    line and column of its opening quote (sqlglot reports where it gave up instead)."""
+    i, n = 0, len(text)
+    while i < n:
+        opener = "/*" if text.startswith("/*", i) else text[i]
+        if text.startswith("--", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end + 1
+            continue
+        if opener not in _CLOSERS:
+            i += 1
+            continue
+        closer, what, advice = _CLOSERS[opener]
+        end = _close(text, i + len(opener), closer)
+        if end < 0:
+            line = text.count("\n", 0, i) + 1
+            col = i - (text.rfind("\n", 0, i) + 1) + 1
+            return SqlError(
+                f"this {what} is never closed: it opens with {opener} here and the file ends "
+                f"before a closing {closer}; close it{advice}",
+                line, col, opener,
+            )  # fmt: skip
+        i = end
+    return None
+
+
+def _close(text: str, start: int, closer: str) -> int:
+    """The index after the closer of a quoted run starting at ``start`` (a doubled quote
+    is an escaped one), or -1."""
+    i = start
+    while True:
+        end = text.find(closer, i)
+        if end < 0:
+            return -1
+        if closer != "*/" and text.startswith(closer, end + 1):
+            i = end + 2
+            continue
+        return end + len(closer)
+
+
 def closest(name: str, candidates: Iterable[str]) -> str:
     """`` (did you mean a, b?)`` or the list of names available when nothing is close."""
     pool = sorted(set(candidates))

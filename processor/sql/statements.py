@@ -18,7 +18,7 @@ from sqlglot.tokens import Token, TokenType
 
 from deltaflow.formats.errors import SqlError
 from deltaflow.processor.sql.dialect import Flink
-from deltaflow.processor.sql.errors import wrap_parse_error
+from deltaflow.processor.sql.errors import unclosed, wrap_parse_error
 
 _DIALECT = Flink()
 
@@ -148,7 +148,7 @@ def tokenize(text: str) -> list[Token]:
     try:
         return _DIALECT.tokenize(text)
     except TokenError as err:
-        raise wrap_parse_error(err, 1, 1) from None
+        raise unclosed(text) or wrap_parse_error(err, 1, 1) from None
 
 
 def split(text: str) -> list[Span]:
