@@ -39,8 +39,8 @@ class KafkaSource:
         self.topics = [t.strip() for t in topics.split(";") if t.strip()] if topics else []
         self.pattern = _compile_pattern(opts, pattern) if pattern else None
         # as Flink: a group's offsets are committed on checkpoints unless switched off
-        commit = opts.get("properties.commit.offsets.on.checkpoint", "true").strip().lower()
-        self.commit = bool(conf.get("group.id")) and commit != "false"
+        commit = opts.boolean("properties.commit.offsets.on.checkpoint", True)
+        self.commit = bool(conf.get("group.id")) and commit
         self.bounds: dict[tuple[str, int], Bounds] = {}
         self.next: dict[tuple[str, int], int] = {}
         self.done: set[tuple[str, int]] = set()

@@ -13,7 +13,8 @@ writes:
   each option named after one of them (``<format>.*``, ``key.<format>.*``,
   ``value.<format>.*``, ``format.*``), so a new decoding option is covered without a
   list to update; except the options that only decide what happens to a record that
-  cannot be read (``POLICY_OPTIONS``), which an operator changes to get past one;
+  cannot be read (``POLICY_OPTIONS``), which an operator changes to get past one, and
+  credentials (``SECRET_WORDS``: they rotate, and are never stored or printed);
 - ``key.fields``, ``key.fields-prefix``, ``value.fields-include``, the primary key and
   the columns with their types.
 
@@ -43,6 +44,9 @@ LAYOUT_OPTIONS = ("key.fields", "key.fields-prefix", "value.fields-include")
 FORMAT_KEYS = ("format", "key.format", "value.format")
 # Options that only decide whether an unreadable record stops the job: not identity.
 POLICY_OPTIONS = ("ignore-parse-errors", "fail-on-missing-field")
+# Credentials (a schema registry's basic-auth.user-info, bearer-auth.token, ...) rotate and
+# change no decoding; they are never stored or printed either.
+SECRET_WORDS = ("auth", "password", "secret", "token", "credential", "user-info")
 
 Identity = dict[str, dict[str, str]]
 
@@ -79,7 +83,9 @@ def _is_format_option(key: str, options: dict[str, str]) -> bool:
     prefixes += [f"key.{options['key.format']}."] if options.get("key.format") else []
     prefixes += [f"value.{options['value.format']}."] if options.get("value.format") else []
     hit = next((p for p in prefixes if key.startswith(p)), None)
-    return hit is not None and key[len(hit) :] not in POLICY_OPTIONS
+    if hit is None or key[len(hit) :] in POLICY_OPTIONS:
+        return False
+    return not any(word in key for word in SECRET_WORDS)
 
 
 def _columns(node: Node) -> list[str]:

@@ -147,3 +147,13 @@ def test_a_job_fenced_by_another_with_its_prefix_says_so(broker, new_topic, tmp_
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(10)
+
+
+def test_a_boolean_table_option_with_another_value_is_refused(broker, new_topic, tmp_path):
+    extra = ",\n  'properties.group.id' = 'g', 'properties.commit.offsets.on.checkpoint' = 'ture'"
+    job = job_file(tmp_path, "job.sql", bootstrap=broker, src=new_topic("o"), extra=extra)
+    line = error_line(run(job, tmp_path / "s"))
+    assert (
+        f"{TABLE}: option 'properties.commit.offsets.on.checkpoint' = 'ture' must be 'true' or "
+        "'false'" in line
+    )

@@ -181,3 +181,36 @@ def test_a_directory_of_the_previous_version_is_checked_against_its_offsets(
     assert again.returncode == 0 and "earlier deltaflow" not in again.stderr
     port = broker.rsplit(":", 1)[1]
     refused(run(write(tmp_path, f"localhost:{port}", topics), state))
+
+
+def test_credentials_and_error_policies_are_not_identity_and_never_stored():
+    """The identity is planned from the job alone; a registry's credentials rotate (and
+    must never reach the state directory or a message), the registry's address counts."""
+    from deltaflow.processor.identity import table_identity
+    from deltaflow.processor.planner.api import plan_job
+
+    secret = "alice:hunter2-do-not-store"
+    planned = plan_job(
+        """CREATE TABLE src (id INT, v STRING) WITH ('connector' = 'kafka', 'topic' = 'a;b',
+          'properties.bootstrap.servers' = 'k2:9092, k1:9092',
+          'format' = 'avro-confluent', 'avro-confluent.url' = 'http://registry:8081',
+          'avro-confluent.basic-auth.credentials-source' = 'USER_INFO',
+          """
+        f"'avro-confluent.basic-auth.user-info' = '{secret}');"
+        """
+        CREATE TABLE out1 (id INT, v STRING) WITH ('connector' = 'print');
+        INSERT INTO out1 SELECT id, v FROM src;"""
+    )
+    identity = table_identity(planned.plan, None)
+    source = identity["source table 'default_catalog.default_database.src'"]
+    assert source == {
+        "connector": "kafka",
+        "topic": "a;b",
+        "bootstrap servers": "k1:9092,k2:9092",  # a list: its order is no change
+        "format": "avro-confluent",
+        "avro-confluent.url": "http://registry:8081",
+        "columns": "id INT, v STRING",
+    }
+    assert secret not in json.dumps(identity)
+    sink = identity["sink table 'default_catalog.default_database.out1'"]
+    assert sink == {"connector": "print", "columns": "id INT, v STRING"}
