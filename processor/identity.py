@@ -136,7 +136,9 @@ def _change(old: str | None, new: str | None) -> str:
     return f"was '{old}', now '{new}'"
 
 
-def bind_identity(backend: StateBackend, plan: JobPlan, bootstrap: str | None) -> None:
+def bind_identity(
+    backend: StateBackend, plan: JobPlan, bootstrap: str | None, job_file: str | None = None
+) -> None:
     """Records the job's table identity in the state directory, or refuses a directory
     whose checkpoint belongs to other tables (see the module docstring)."""
     current = table_identity(plan, bootstrap)
@@ -145,12 +147,12 @@ def bind_identity(backend: StateBackend, plan: JobPlan, bootstrap: str | None) -
     if isinstance(stored, dict) and checkpointed:
         found = changes(stored, current)
         if found:
-            raise StateError(refusal(backend, found))
+            raise StateError(refusal(backend, found, job_file))
         return
     if checkpointed:  # written by a deltaflow that recorded no identity
         found = _legacy_topic_changes(backend, plan)
         if found:
-            raise StateError(refusal(backend, found))
+            raise StateError(refusal(backend, found, job_file))
         print(
             f"deltaflow: state directory {backend.path} was written by an earlier deltaflow "
             "that did not record its tables' topics, brokers and formats; recorded them now "
@@ -163,12 +165,13 @@ def bind_identity(backend: StateBackend, plan: JobPlan, bootstrap: str | None) -
         backend.commit({IDENTITY_KEY: current})
 
 
-def refusal(backend: StateBackend, found: list[str]) -> str:
+def refusal(backend: StateBackend, found: list[str], job_file: str | None = None) -> str:
     return (
         f"state directory {backend.path} holds the checkpoint of a job whose tables were "
         f"different: {'; '.join(found)}. Its offsets and state are true of those tables "
         "only: to run the changed job, replay it into a fresh directory (deltaflow run "
-        "JOB.sql --state-dir NEW_DIR --from earliest), or undo the change to resume"
+        f"{job_file or 'JOB.sql'} --state-dir NEW_DIR --from earliest), or undo the change "
+        "to resume"
     )
 
 

@@ -57,6 +57,7 @@ class JobOptions:
     quiet: bool = True
     metrics_port: int | None = None
     out: object = None  # stream for print sinks (default stdout)
+    job_file: str | None = None  # the job's file, for the advice in messages
 
 
 class Job:
@@ -91,7 +92,7 @@ class Job:
     def _start(self) -> None:
         """Sinks first (the transaction fences an earlier incarnation), then the state is
         restored to the epoch the sinks committed, then the sources open at its offsets."""
-        bind_identity(self.backend, self.plan, self.options.bootstrap)
+        bind_identity(self.backend, self.plan, self.options.bootstrap, self.options.job_file)
         self.backend.check_plan(self.plan.fingerprint, describe_plan(self.plan))
         self._open_sinks()
         self._open_transaction()

@@ -95,6 +95,7 @@ def run_cli(args: argparse.Namespace) -> int:
         start=args.start_from,
         quiet=args.quiet or not sys.stderr.isatty(),
         metrics_port=args.metrics_port,
+        job_file=args.job,
     )
     try:
         job = Job(planned.plan, options, stop=stop)

@@ -13,6 +13,7 @@ counted on top of the old ones).
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -89,7 +90,9 @@ def refused(done: subprocess.CompletedProcess) -> str:
     assert "Traceback" not in done.stderr
     errors = [line for line in done.stderr.splitlines() if line.startswith("deltaflow: error")]
     assert len(errors) == 1, done.stderr
-    assert "--state-dir NEW_DIR --from earliest" in errors[0]
+    assert re.search(
+        r"\(deltaflow run /\S+/job\.sql --state-dir NEW_DIR --from earliest\)", errors[0]
+    )
     return errors[0]
 
 
