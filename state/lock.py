@@ -109,6 +109,11 @@ def _lock(fd: int, path: Path) -> None:
                     "--state-dir of its own"
                 ) from None
             time.sleep(0.02)
+        except OSError as err:  # a file system without locks (some network mounts)
+            raise StateError(
+                f"cannot lock state directory {path}: {_reason(err)}; put the state "
+                "directory on a local file system"
+            ) from None
 
 
 def holder(path: str | Path) -> int | None:
