@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 
-from deltaflow.connectors import kafka_client
+from deltaflow.connectors import kafka_client, kafka_ranges
 from deltaflow.connectors.dead_letters import DeadLetterWriter
 from deltaflow.connectors.kafka_offsets import Bounds, Resolver, bounded_mode, startup_mode
 from deltaflow.connectors.layout import Layout, assemble_rows, decode_with_origins, key_rows
@@ -21,6 +21,7 @@ from deltaflow.connectors.patience import InFlight
 from deltaflow.formats.changelog import Batch, RawBatch, RowKind
 
 CLOSE_WAIT_S = 3.0  # the last group offset commit and the consumer's close, at most
+SETTLE_WAIT_S = 10.0  # the first fetch of partitions whose bounds need the end offset
 # Turns one partition's decoded rows into the table's rows (upsert-kafka replaces it).
 RowBuilder = Callable[[RawBatch, list], Batch]
 
@@ -32,6 +33,7 @@ class KafkaSource:
         self.changelog_mode = mode
         self.start_mode = startup_mode(opts, start)
         self.end_mode = bounded_mode(opts)
+        self.policy = kafka_ranges.policy(opts)
         topics = opts.get("topic")
         pattern = opts.get("topic-pattern")
         if bool(topics) == bool(pattern):
@@ -44,6 +46,7 @@ class KafkaSource:
         self.bounds: dict[tuple[str, int], Bounds] = {}
         self.next: dict[tuple[str, int], int] = {}
         self.done: set[tuple[str, int]] = set()
+        self.unsettled: set[tuple[str, int]] = set()  # bounds waiting for a fetch's high watermark
         self.opened_at: dict[tuple[str, int], int] = {}
         self.consumer = None
         self.dead_letter_writer = (
@@ -76,23 +79,40 @@ class KafkaSource:
             raise self.opts.error(
                 f"no topic matches 'topic-pattern' = '{self.opts.get('topic-pattern')}'"
             )
-        resolver = Resolver(self.opts, self.conf, self.consumer, parts)
+        resolver = Resolver(self.opts, self.conf, self.consumer, parts, self.policy)
         for tp in parts:
             offset = saved.get(tp[0], {}).get(str(tp[1]))
-            bounds = Bounds(offset) if offset is not None else resolver.start(tp, self.start_mode)
+            if offset is not None:
+                bounds = resolver.resumed(tp, offset)
+            else:
+                bounds = resolver.start(tp, self.start_mode)
             resolver.end(tp, bounds, self.end_mode)
             saved_end = ends.get(tp[0], {}).get(str(tp[1]))
             if saved_end is not None and self.end_mode.kind != "unbounded":
-                bounds.end = saved_end
+                bounds.end, bounds.end_at_high = saved_end, False
             self.bounds[tp] = bounds
             self.next[tp] = self.opened_at[tp] = bounds.start
-            if bounds.end is not None and bounds.start >= bounds.end:
+            if bounds.end is not None and bounds.start >= bounds.end and not bounds.at_end:
                 self.done.add(tp)
+            elif not bounds.settled:
+                self.unsettled.add(tp)
         live = [
             TopicPartition(t, p, self.next[(t, p)]) for t, p in parts if (t, p) not in self.done
         ]
         self.consumer.assign(live)  # type: ignore[union-attr]
         self._discovered_at = time.monotonic()
+        self._await_settled()
+
+    def _await_settled(self) -> None:
+        """Waits (at most SETTLE_WAIT_S) for the first fetch response of each partition
+        whose bounds need the end offset: its high watermark is the end "at the start",
+        and an out-of-range position is found before anything is read. The fetch runs
+        in librdkafka's threads; nothing is polled here. A partition still unsettled
+        then is settled by ``_poll`` when its first fetch arrives."""
+        deadline = time.monotonic() + SETTLE_WAIT_S
+        while self.unsettled and time.monotonic() < deadline:
+            time.sleep(0.005)
+            self._settle()
 
     def _discover(self) -> None:
         """Unbounded reads pick up new partitions and new pattern topics from their start."""
@@ -136,6 +156,8 @@ class KafkaSource:
             return out
         self._discover()
         msgs = kafka_client.drain(self.consumer, max_records, timeout)
+        if self.unsettled:  # before the records: they lie below the high watermark read
+            self._settle()
         events = any(map(_error, msgs))  # partition EOFs and errors, rare
         good = [m for m in msgs if m.error() is None] if events else msgs
         returned = dict(self.next)
@@ -167,10 +189,68 @@ class KafkaSource:
             groups.setdefault((msg.topic(), msg.partition()), []).append(msg)
         return list(groups.items())
 
+    def _settle(self) -> None:
+        """Settles the bounds that wait for the end offset, once a fetch response has
+        reported the partition's high watermark (``kafka_offsets.Bounds``)."""
+        for tp in list(self.unsettled):
+            low, high = self.consumer.get_watermark_offsets(  # type: ignore[union-attr]
+                TopicPartition(tp[0], tp[1]), cached=True
+            )
+            if high < 0:
+                continue
+            self.unsettled.discard(tp)
+            bounds = self.bounds[tp]
+            if bounds.check and self.next[tp] > high:
+                self._out_of_range(tp, low, high)
+            if bounds.at_end:
+                self.next[tp] = self.opened_at[tp] = max(self.next[tp], high)
+            if bounds.end_at_high:
+                bounds.end = high
+            bounds.at_end = bounds.end_at_high = False
+            if bounds.end is not None and self.next[tp] >= bounds.end:
+                self.next[tp] = max(self.next[tp], bounds.end)
+                self._finish(tp)
+
+    def _out_of_range(self, tp, low: int, high: int) -> None:
+        """The position of ``tp`` lies outside [low, high]: an explicit start offset is an
+        error; a checkpointed one goes where 'scan.offset-out-of-range' says."""
+        bounds, offset = self.bounds[tp], self.next[tp]
+        if bounds.check == "explicit":
+            raise kafka_ranges.past_end(self.opts, tp, offset, high)
+        bounds.check = None
+        start = kafka_ranges.out_of_range(self.opts, self.policy, tp, offset, low, high)
+        self.next[tp] = self.opened_at[tp] = start
+        self.consumer.seek(TopicPartition(tp[0], tp[1], start))  # type: ignore[union-attr]
+
+    def _fetch_out_of_range(self, tp, offset: int) -> None:
+        """Kafka refused a fetch at the position (librdkafka's auto.offset.reset is
+        "error"); an answer to a position already left is stale."""
+        if tp not in self.bounds or (offset >= 0 and offset != self.next[tp]):
+            return
+        low, high = kafka_client.watermark_hints(self.consumer, self.opts, [tp])[tp]
+        fetched = self.consumer.get_watermark_offsets(  # type: ignore[union-attr]
+            TopicPartition(tp[0], tp[1]), cached=True
+        )[1]
+        self._out_of_range(tp, low, max(high, fetched))
+
+    def high_watermarks(self) -> dict[tuple[str, int], int]:
+        """Each assigned partition's high watermark (log end offset) as the last fetch
+        response reported it, for consumer lag; absent before its first fetch."""
+        out: dict[tuple[str, int], int] = {}
+        if self.consumer is None:
+            return out
+        for topic, part in self.bounds:
+            high = self.consumer.get_watermark_offsets(TopicPartition(topic, part), cached=True)[1]
+            if high >= 0:
+                out[(topic, part)] = high
+        return out
+
     def _event(self, msg) -> None:
         err, tp = msg.error(), (msg.topic(), msg.partition())
         if err.code() == KafkaError._PARTITION_EOF:
             self._at_eof(tp, msg.offset())
+        elif err.code() in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE):
+            self._fetch_out_of_range(tp, msg.offset())
         elif err.fatal() or err.code() in (
             KafkaError.UNKNOWN_TOPIC_OR_PART,
             KafkaError.TOPIC_AUTHORIZATION_FAILED,
