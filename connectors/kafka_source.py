@@ -219,8 +219,10 @@ class KafkaSource:
             raise kafka_ranges.past_end(self.opts, tp, offset, high)
         bounds.check = None
         start = kafka_ranges.out_of_range(self.opts, self.policy, tp, offset, low, high)
-        self.next[tp] = self.opened_at[tp] = start
-        self.consumer.seek(TopicPartition(tp[0], tp[1], start))  # type: ignore[union-attr]
+        self.next[tp] = self.opened_at[tp] = bounds.start = start
+        # assigned again: a seek is refused while the partition's fetch is in error
+        self.consumer.incremental_unassign([TopicPartition(tp[0], tp[1])])  # type: ignore[union-attr]
+        self.consumer.incremental_assign([TopicPartition(tp[0], tp[1], start)])  # type: ignore[union-attr]
 
     def _fetch_out_of_range(self, tp, offset: int) -> None:
         """Kafka refused a fetch at the position (librdkafka's auto.offset.reset is

@@ -89,6 +89,14 @@ def dispatch(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "run":  # in a child process, so that a native crash is reported
+        from deltaflow.processor.supervise import supervised
+
+        return supervised(lambda: reported(args), lambda: crash_cause(args))
+    return reported(args)
+
+
+def reported(args: argparse.Namespace) -> int:
     try:
         return dispatch(args)
     except DeltaflowError as err:
@@ -96,6 +104,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def crash_cause(args: argparse.Namespace) -> str | None:
+    from deltaflow.processor.launch import deleted_topics
+
+    return deleted_topics(args)
 
 
 if __name__ == "__main__":
