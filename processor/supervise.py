@@ -79,7 +79,8 @@ def _watch(pid: int, cause: Callable[[], str | None]) -> int:
         return os.WEXITSTATUS(status)
     sig = signal.Signals(os.WTERMSIG(status))
     if sig not in CRASHES:
-        signal.signal(sig, signal.SIG_DFL)
+        if sig != signal.SIGKILL:  # its handler cannot be set (nor caught)
+            signal.signal(sig, signal.SIG_DFL)
         os.kill(os.getpid(), sig)  # as if the job had been this process
         return 128 + sig
     found = cause()
