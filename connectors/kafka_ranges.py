@@ -14,11 +14,16 @@ instead, whose high watermark the source compares with the position.
 from __future__ import annotations
 
 import sys
+import time
 
+from confluent_kafka import TopicPartition
+
+from deltaflow.connectors import kafka_client
 from deltaflow.connectors.options import TableOptions
 
 POLICY_KEY = "scan.offset-out-of-range"
 POLICIES = ("fail", "earliest", "latest")
+SETTLE_WAIT_S = 10.0  # the first fetch of partitions whose bounds need the end offset
 
 
 def policy(opts: TableOptions) -> str:
@@ -62,3 +67,78 @@ def past_end(opts: TableOptions, tp, offset: int, high: int) -> Exception:
         f"start offset {offset} of {tp[0]}/{tp[1]} lies past its end offset {high}; choose "
         f"an offset up to {high}, or start from 'latest'"
     )
+
+
+class SettledBounds:
+    """The Kafka source's bounds that wait for a fetch's high watermark (the end offset),
+    and its out-of-range handling. Uses the source's ``opts``, ``policy``, ``consumer``,
+    ``bounds``, ``next``, ``opened_at``, ``unsettled`` and ``_finish``."""
+
+    def _await_settled(self) -> None:
+        """Waits (at most SETTLE_WAIT_S) for the first fetch response of each partition
+        whose bounds need the end offset: its high watermark is the end "at the start",
+        and an out-of-range position is found before anything is read. The fetch runs
+        in librdkafka's threads; nothing is polled here. A partition still unsettled
+        then is settled by ``_poll`` when its first fetch arrives."""
+        deadline = time.monotonic() + SETTLE_WAIT_S
+        while self.unsettled and time.monotonic() < deadline:
+            time.sleep(0.005)
+            self._settle()
+
+    def _settle(self) -> None:
+        """Settles the bounds that wait for the end offset, once a fetch response has
+        reported the partition's high watermark (``kafka_offsets.Bounds``)."""
+        for tp in list(self.unsettled):
+            low, high = self.consumer.get_watermark_offsets(  # type: ignore[union-attr]
+                TopicPartition(tp[0], tp[1]), cached=True
+            )
+            if high < 0:
+                continue
+            self.unsettled.discard(tp)
+            bounds = self.bounds[tp]
+            if bounds.check and self.next[tp] > high:
+                self._out_of_range(tp, low, high)
+            if bounds.at_end:
+                self.next[tp] = self.opened_at[tp] = max(self.next[tp], high)
+            if bounds.end_at_high:
+                bounds.end = high
+            bounds.at_end = bounds.end_at_high = False
+            if bounds.end is not None and self.next[tp] >= bounds.end:
+                self.next[tp] = max(self.next[tp], bounds.end)
+                self._finish(tp)
+
+    def _out_of_range(self, tp, low: int, high: int) -> None:
+        """The position of ``tp`` lies outside [low, high]: an explicit start offset is an
+        error; a checkpointed one goes where 'scan.offset-out-of-range' says."""
+        bounds, offset = self.bounds[tp], self.next[tp]
+        if bounds.check == "explicit":
+            raise past_end(self.opts, tp, offset, high)
+        bounds.check = None
+        start = out_of_range(self.opts, self.policy, tp, offset, low, high)
+        self.next[tp] = self.opened_at[tp] = bounds.start = start
+        # assigned again: a seek is refused while the partition's fetch is in error
+        self.consumer.incremental_unassign([TopicPartition(tp[0], tp[1])])  # type: ignore[union-attr]
+        self.consumer.incremental_assign([TopicPartition(tp[0], tp[1], start)])  # type: ignore[union-attr]
+
+    def _fetch_out_of_range(self, tp, offset: int) -> None:
+        """Kafka refused a fetch at the position (librdkafka's auto.offset.reset is
+        "error"); an answer to a position already left is stale."""
+        if tp not in self.bounds or (offset >= 0 and offset != self.next[tp]):
+            return
+        low, high = kafka_client.watermark_hints(self.consumer, self.opts, [tp])[tp]
+        fetched = self.consumer.get_watermark_offsets(  # type: ignore[union-attr]
+            TopicPartition(tp[0], tp[1]), cached=True
+        )[1]
+        self._out_of_range(tp, low, max(high, fetched))
+
+    def high_watermarks(self) -> dict[tuple[str, int], int]:
+        """Each assigned partition's high watermark (log end offset) as the last fetch
+        response reported it, for consumer lag; absent before its first fetch."""
+        out: dict[tuple[str, int], int] = {}
+        if self.consumer is None:
+            return out
+        for topic, part in self.bounds:
+            high = self.consumer.get_watermark_offsets(TopicPartition(topic, part), cached=True)[1]
+            if high >= 0:
+                out[(topic, part)] = high
+        return out

@@ -15,18 +15,18 @@ from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 from deltaflow.connectors import kafka_client, kafka_ranges
 from deltaflow.connectors.dead_letters import DeadLetterWriter
 from deltaflow.connectors.kafka_offsets import Bounds, Resolver, bounded_mode, startup_mode
+from deltaflow.connectors.kafka_ranges import SettledBounds
 from deltaflow.connectors.layout import Layout, assemble_rows, decode_with_origins, key_rows
 from deltaflow.connectors.options import TableOptions
 from deltaflow.connectors.patience import InFlight
 from deltaflow.formats.changelog import Batch, RawBatch, RowKind
 
 CLOSE_WAIT_S = 3.0  # the last group offset commit and the consumer's close, at most
-SETTLE_WAIT_S = 10.0  # the first fetch of partitions whose bounds need the end offset
 # Turns one partition's decoded rows into the table's rows (upsert-kafka replaces it).
 RowBuilder = Callable[[RawBatch, list], Batch]
 
 
-class KafkaSource:
+class KafkaSource(SettledBounds):
     def __init__(self, opts: TableOptions, layout: Layout, conf: dict, start: str | None,
                  mode: frozenset[RowKind]) -> None:  # fmt: skip
         self.opts, self.layout, self.conf = opts, layout, conf
@@ -103,17 +103,6 @@ class KafkaSource:
         self._discovered_at = time.monotonic()
         self._await_settled()
 
-    def _await_settled(self) -> None:
-        """Waits (at most SETTLE_WAIT_S) for the first fetch response of each partition
-        whose bounds need the end offset: its high watermark is the end "at the start",
-        and an out-of-range position is found before anything is read. The fetch runs
-        in librdkafka's threads; nothing is polled here. A partition still unsettled
-        then is settled by ``_poll`` when its first fetch arrives."""
-        deadline = time.monotonic() + SETTLE_WAIT_S
-        while self.unsettled and time.monotonic() < deadline:
-            time.sleep(0.005)
-            self._settle()
-
     def _discover(self) -> None:
         """Unbounded reads pick up new partitions and new pattern topics from their start."""
         if self.end_mode.kind != "unbounded" or self.discovery_ms <= 0:
@@ -188,64 +177,6 @@ class KafkaSource:
         for msg in good:
             groups.setdefault((msg.topic(), msg.partition()), []).append(msg)
         return list(groups.items())
-
-    def _settle(self) -> None:
-        """Settles the bounds that wait for the end offset, once a fetch response has
-        reported the partition's high watermark (``kafka_offsets.Bounds``)."""
-        for tp in list(self.unsettled):
-            low, high = self.consumer.get_watermark_offsets(  # type: ignore[union-attr]
-                TopicPartition(tp[0], tp[1]), cached=True
-            )
-            if high < 0:
-                continue
-            self.unsettled.discard(tp)
-            bounds = self.bounds[tp]
-            if bounds.check and self.next[tp] > high:
-                self._out_of_range(tp, low, high)
-            if bounds.at_end:
-                self.next[tp] = self.opened_at[tp] = max(self.next[tp], high)
-            if bounds.end_at_high:
-                bounds.end = high
-            bounds.at_end = bounds.end_at_high = False
-            if bounds.end is not None and self.next[tp] >= bounds.end:
-                self.next[tp] = max(self.next[tp], bounds.end)
-                self._finish(tp)
-
-    def _out_of_range(self, tp, low: int, high: int) -> None:
-        """The position of ``tp`` lies outside [low, high]: an explicit start offset is an
-        error; a checkpointed one goes where 'scan.offset-out-of-range' says."""
-        bounds, offset = self.bounds[tp], self.next[tp]
-        if bounds.check == "explicit":
-            raise kafka_ranges.past_end(self.opts, tp, offset, high)
-        bounds.check = None
-        start = kafka_ranges.out_of_range(self.opts, self.policy, tp, offset, low, high)
-        self.next[tp] = self.opened_at[tp] = bounds.start = start
-        # assigned again: a seek is refused while the partition's fetch is in error
-        self.consumer.incremental_unassign([TopicPartition(tp[0], tp[1])])  # type: ignore[union-attr]
-        self.consumer.incremental_assign([TopicPartition(tp[0], tp[1], start)])  # type: ignore[union-attr]
-
-    def _fetch_out_of_range(self, tp, offset: int) -> None:
-        """Kafka refused a fetch at the position (librdkafka's auto.offset.reset is
-        "error"); an answer to a position already left is stale."""
-        if tp not in self.bounds or (offset >= 0 and offset != self.next[tp]):
-            return
-        low, high = kafka_client.watermark_hints(self.consumer, self.opts, [tp])[tp]
-        fetched = self.consumer.get_watermark_offsets(  # type: ignore[union-attr]
-            TopicPartition(tp[0], tp[1]), cached=True
-        )[1]
-        self._out_of_range(tp, low, max(high, fetched))
-
-    def high_watermarks(self) -> dict[tuple[str, int], int]:
-        """Each assigned partition's high watermark (log end offset) as the last fetch
-        response reported it, for consumer lag; absent before its first fetch."""
-        out: dict[tuple[str, int], int] = {}
-        if self.consumer is None:
-            return out
-        for topic, part in self.bounds:
-            high = self.consumer.get_watermark_offsets(TopicPartition(topic, part), cached=True)[1]
-            if high >= 0:
-                out[(topic, part)] = high
-        return out
 
     def _event(self, msg) -> None:
         err, tp = msg.error(), (msg.topic(), msg.partition())
