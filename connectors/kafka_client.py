@@ -10,7 +10,14 @@ from __future__ import annotations
 import re
 import time
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicCollection,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from deltaflow.connectors.options import TableOptions
@@ -163,6 +170,30 @@ def _topic_metadata(client, opts: TableOptions, name: str, timeout: float):
         if time.monotonic() > deadline:
             raise opts.error(f"topic '{name}' does not exist; create it or check option 'topic'")
         time.sleep(0.1)
+
+
+def topic_ids(cons: Consumer, opts: TableOptions, conf: dict[str, str],
+              topics: list[str]) -> dict[str, str]:  # fmt: skip
+    """Each topic's id (base64), for those the cluster names by id (Kafka 2.8+, tansu);
+    a cluster or topic without one is left out, as is a cluster whose controller is no
+    broker (librdkafka's mock cluster: the admin request would wait for it and time out)."""
+    try:
+        meta = cons.list_topics(timeout=10) if topics else None
+    except KafkaException:
+        return {}
+    if meta is None or meta.controller_id not in meta.brokers:
+        return {}
+    settings = {k: v for k, v in conf.items() if k not in ("group.id", "auto.offset.reset")}
+    admin = _client(AdminClient, opts, settings)
+    out = {}
+    for name, future in admin.describe_topics(TopicCollection(topics), request_timeout=5).items():
+        try:
+            found = str(future.result(10).topic_id)
+        except Exception:  # noqa: BLE001 - no id is no check, never an error
+            continue
+        if found.strip("A=") and found != "None":
+            out[name] = found
+    return out
 
 
 def watermark_hints(cons: Consumer, opts: TableOptions, parts: list[tuple[str, int]]) -> dict:

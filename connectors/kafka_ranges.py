@@ -41,21 +41,26 @@ def held(low: int, high: int) -> str:
     return f"no records (log start and end offset {high})"
 
 
-def out_of_range(opts: TableOptions, choice: str, tp, offset: int, low: int, high: int) -> int:
+def out_of_range(opts: TableOptions, choice: str, tp, offset: int, low: int, high: int,
+                 recreated: str | None = None) -> int:  # fmt: skip
     """Where the read of ``tp`` goes on when its checkpointed ``offset`` lies outside
-    [``low``, ``high``] (``high``: the log end offset); raises for ``fail``."""
+    [``low``, ``high``] (``high``: the log end offset), or belongs to a topic since
+    deleted (``recreated``: how its topic id changed); raises for ``fail``."""
     where = f"the checkpointed offset {offset} of {tp[0]}/{tp[1]}"
+    if recreated:
+        why = f"belongs to a deleted topic: {recreated}; the topic now holds {held(low, high)}"
+    else:
+        why = f"is out of the range the broker holds ({held(low, high)})"
     if choice == "fail":
         raise opts.error(
-            f"{where} is out of the range the broker holds ({held(low, high)}): the topic "
-            "was deleted and recreated, or retention deleted records the job had not read; "
-            f"set '{POLICY_KEY}' = 'earliest' (read what the partition holds) or 'latest' "
-            "(go on from its end) to go on, or replay into a fresh --state-dir with --from"
+            f"{where} {why}: the topic was deleted and recreated, or retention deleted "
+            f"records the job had not read; set '{POLICY_KEY}' = 'earliest' (read what the "
+            "partition holds) or 'latest' (go on from its end) to go on, or replay into a "
+            "fresh --state-dir with --from"
         )
     start = low if choice == "earliest" else high
-    skipped = start - offset if offset < low else start - low
-    note(opts, f"{where} is out of the range the broker holds ({held(low, high)}); "
-               f"'{POLICY_KEY}' = '{choice}': going on from offset {start} "
+    skipped = start - offset if offset < low and not recreated else start - low
+    note(opts, f"{where} {why}; '{POLICY_KEY}' = '{choice}': going on from offset {start} "
                f"({skipped} offset(s) skipped)")  # fmt: skip
     return start
 
@@ -72,7 +77,18 @@ def past_end(opts: TableOptions, tp, offset: int, high: int) -> Exception:
 class SettledBounds:
     """The Kafka source's bounds that wait for a fetch's high watermark (the end offset),
     and its out-of-range handling. Uses the source's ``opts``, ``policy``, ``consumer``,
-    ``bounds``, ``next``, ``opened_at``, ``unsettled`` and ``_finish``."""
+    ``bounds``, ``next``, ``opened_at``, ``unsettled``, ``recreated`` and ``_finish``."""
+
+    def _check_topic_ids(self, parts: list, saved: dict) -> None:
+        """Topic ids (Kafka 2.8+, tansu): a topic whose id differs from the checkpoint's
+        was deleted and recreated, whatever its offsets; its checkpointed positions are
+        then out of range. A cluster that gives no ids is not checked."""
+        topics = sorted({t for t, _ in parts})
+        self.topic_ids = kafka_client.topic_ids(self.consumer, self.opts, self.conf, topics)
+        for topic, old in saved.items():
+            new = self.topic_ids.get(topic)
+            if new is not None and old != new:
+                self.recreated[topic] = f"its topic id was {old}, it is {new} now"
 
     def _await_settled(self) -> None:
         """Waits (at most SETTLE_WAIT_S) for the first fetch response of each partition
@@ -96,7 +112,7 @@ class SettledBounds:
                 continue
             self.unsettled.discard(tp)
             bounds = self.bounds[tp]
-            if bounds.check and self.next[tp] > high:
+            if bounds.check == "recreated" or (bounds.check and self.next[tp] > high):
                 self._out_of_range(tp, low, high)
             if bounds.at_end:
                 self.next[tp] = self.opened_at[tp] = max(self.next[tp], high)
@@ -113,8 +129,9 @@ class SettledBounds:
         bounds, offset = self.bounds[tp], self.next[tp]
         if bounds.check == "explicit":
             raise past_end(self.opts, tp, offset, high)
+        recreated = self.recreated.get(tp[0]) if bounds.check == "recreated" else None
         bounds.check = None
-        start = out_of_range(self.opts, self.policy, tp, offset, low, high)
+        start = out_of_range(self.opts, self.policy, tp, offset, low, high, recreated)
         self.next[tp] = self.opened_at[tp] = bounds.start = start
         # assigned again: a seek is refused while the partition's fetch is in error
         self.consumer.incremental_unassign([TopicPartition(tp[0], tp[1])])  # type: ignore[union-attr]

@@ -47,6 +47,8 @@ class KafkaSource(SettledBounds):
         self.next: dict[tuple[str, int], int] = {}
         self.done: set[tuple[str, int]] = set()
         self.unsettled: set[tuple[str, int]] = set()  # bounds waiting for a fetch's high watermark
+        self.topic_ids: dict[str, str] = {}  # topic -> id, checked at the next restart
+        self.recreated: dict[str, str] = {}  # topic -> how its id changed since the checkpoint
         self.opened_at: dict[tuple[str, int], int] = {}
         self.consumer = None
         self.dead_letter_writer = (
@@ -66,12 +68,13 @@ class KafkaSource(SettledBounds):
         self.consumer = kafka_client.consumer(self.opts, self.conf)
         try:
             resume = resume or {}
-            self._assign(resume.get("offsets", {}), resume.get("ends", {}))
+            self._assign(resume.get("offsets", {}), resume.get("ends", {}),
+                         resume.get("topic_ids", {}))  # fmt: skip
         except BaseException:
             self.close()
             raise
 
-    def _assign(self, saved: dict, ends: dict) -> None:
+    def _assign(self, saved: dict, ends: dict, ids: dict) -> None:
         """Assigns every partition at its saved, or else its startup, offset; a resumed
         bounded read keeps the end offsets it started with."""
         parts = kafka_client.list_partitions(self.consumer, self.opts, self.topics, self.pattern)
@@ -80,9 +83,12 @@ class KafkaSource(SettledBounds):
                 f"no topic matches 'topic-pattern' = '{self.opts.get('topic-pattern')}'"
             )
         resolver = Resolver(self.opts, self.conf, self.consumer, parts, self.policy)
+        self._check_topic_ids(parts, ids)
         for tp in parts:
             offset = saved.get(tp[0], {}).get(str(tp[1]))
-            if offset is not None:
+            if offset is not None and tp[0] in self.recreated:
+                bounds = Bounds(offset, check="recreated")
+            elif offset is not None:
                 bounds = resolver.resumed(tp, offset)
             else:
                 bounds = resolver.start(tp, self.start_mode)
@@ -289,13 +295,16 @@ class KafkaSource(SettledBounds):
             offsets.setdefault(topic, {})[str(part)] = off
         if self.commit and self.consumer is not None:
             self._commit()
+        out: dict = {"offsets": offsets}
+        if self.topic_ids:  # a restart refuses these offsets on a recreated topic
+            out["topic_ids"] = dict(self.topic_ids)
         if self.end_mode.kind == "unbounded":
-            return {"offsets": offsets}
+            return out
         ends: dict[str, dict[str, int]] = {}
         for (topic, part), bounds in self.bounds.items():
             if bounds.end is not None:
                 ends.setdefault(topic, {})[str(part)] = bounds.end
-        return {"offsets": offsets, "ends": ends}
+        return {**out, "ends": ends}
 
     def _commit(self) -> None:
         """Commits a checkpointed position to the group (as Flink does on checkpoints),

@@ -1,7 +1,8 @@
 """Out-of-range positions against librdkafka's mock cluster, which answers a fetch past
-the end OFFSET_OUT_OF_RANGE as Apache Kafka does (tansu answers an empty fetch; that
-case is in tests/processor/test_offsets_restart.py). The mock cluster has no DeleteRecords,
-so a position below the log start is shown with the policy's own function."""
+the end OFFSET_OUT_OF_RANGE as Apache Kafka does, and against tansu, which answers an
+empty fetch (a recreated topic is found by its topic id first: that case is in
+tests/processor/test_offsets_restart.py). The mock cluster has no DeleteRecords, so a
+position below the log start is shown with the policy's own function."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import logging
 
 import pytest
 from confluent_kafka import Producer
-from connector_helpers import read_all, spec
+from connector_helpers import produce, read_all, spec
 
 from deltaflow.connectors.base import create_source
 from deltaflow.connectors.kafka_ranges import out_of_range
@@ -101,3 +102,22 @@ def test_a_position_below_the_log_start_counts_the_deleted_offsets(capsys):
 def test_an_unknown_policy_is_named(mock_cluster):
     with pytest.raises(ConnectorError, match="scan.offset-out-of-range"):
         create_source(table(**{"scan.offset-out-of-range": "skip"}), bootstrap=mock_cluster)
+
+
+def test_a_checkpoint_past_the_end_on_tansu_is_found_from_the_fetch(broker, new_topic):
+    """No topic id in the position (a cluster without ids): tansu's empty answer to the
+    fetch is compared with its high watermark."""
+    topic = new_topic("past")
+    produce(broker, topic, [(None, f"r{i}") for i in range(8)], flush_each=3)
+    opts = {"topic": topic}
+    with pytest.raises(ConnectorError, match=rf"offset 12 of {topic}/0 is out of the range the "
+                                             r"broker holds \(offsets 0 to 7\)"):  # fmt: skip
+        create_source(table(**opts), bootstrap=broker).open({"offsets": {topic: {"0": 12}}})
+    source = create_source(
+        table(**opts, **{"scan.offset-out-of-range": "earliest"}), bootstrap=broker
+    )
+    source.open({"offsets": {topic: {"0": 12}}})
+    assert values(read_all(source)) == [f"r{i}" for i in range(8)]
+    inside = create_source(table(**opts), bootstrap=broker)  # the last batch's end: in range
+    inside.open({"offsets": {topic: {"0": 8}}})
+    assert values(read_all(inside)) == []

@@ -82,14 +82,38 @@ def test_a_recreated_topic_stops_the_job_unless_a_policy_is_chosen(broker, new_t
     produce(broker, topic, [f"new{i}" for i in range(5)])  # offsets 0 to 4
     code, rows, err = run(job, state)
     assert (code, rows) == (2, [])
-    assert f"the checkpointed offset 20 of {topic}/0 is out of the range the broker holds " \
-           "(offsets 0 to 4)" in err  # fmt: skip
+    assert f"the checkpointed offset 20 of {topic}/0 belongs to a deleted topic: its topic id " \
+           "was" in err and "the topic now holds offsets 0 to 4" in err  # fmt: skip
     assert "'scan.offset-out-of-range' = 'earliest'" in err and "Traceback" not in err
     policy = BOUNDED + ",\n  'scan.offset-out-of-range' = '{}'"
     earliest = job_file(tmp_path, broker, topic, policy.format("earliest"), "earliest")
     code, rows, err = run(earliest, state)
     assert (code, rows) == (0, [f"new{i}" for i in range(5)])
     assert "going on from offset 0 (0 offset(s) skipped)" in err
+
+
+def test_a_topic_recreated_with_more_records_than_the_checkpoint_is_found(
+    broker, new_topic, tmp_path
+):
+    """The checkpointed offset lies inside the new topic's range: only the topic id tells
+    (without it 20 of the 50 new records would be skipped silently)."""
+    topic = new_topic("regrown")
+    ensure_topics(broker, [topic])
+    produce(broker, topic, [f"old{i}" for i in range(20)])
+    job, state = job_file(tmp_path, broker, topic), tmp_path / "state"
+    assert run(job, state)[0] == 0
+    recreate(broker, topic)
+    produce(broker, topic, [f"new{i}" for i in range(50)])
+    code, rows, err = run(job, state)
+    assert (code, rows) == (2, [])
+    assert f"the checkpointed offset 20 of {topic}/0 belongs to a deleted topic: its topic id " \
+           "was" in err and "the topic now holds offsets 0 to 49" in err  # fmt: skip
+    extra = BOUNDED + ",\n  'scan.offset-out-of-range' = 'earliest'"
+    code, rows, err = run(job_file(tmp_path, broker, topic, extra, "earliest"), state)
+    assert (code, rows) == (0, [f"new{i}" for i in range(50)])
+    assert "going on from offset 0 (0 offset(s) skipped)" in err
+    produce(broker, topic, ["after"])
+    assert run(job, state)[:2] == (0, ["after"])  # the checkpoint now has the new id
 
 
 def test_the_latest_policy_skips_to_the_end_and_counts_the_skipped(broker, new_topic, tmp_path):
@@ -103,7 +127,7 @@ def test_the_latest_policy_skips_to_the_end_and_counts_the_skipped(broker, new_t
     produce(broker, topic, [f"new{i}" for i in range(4)])
     code, rows, err = run(job, state)
     assert (code, rows) == (0, [])
-    assert f"offset 10 of {topic}/0 is out of the range" in err
+    assert f"offset 10 of {topic}/0 belongs to a deleted topic" in err
     assert "going on from offset 4 (4 offset(s) skipped)" in err
     produce(broker, topic, ["after"])
     assert run(job, state)[:2] == (0, ["after"])
