@@ -115,6 +115,15 @@ def _module(spec: TableSpec, role: str):
     return module
 
 
+def for_new_run(position: dict | None) -> dict | None:
+    """A checkpointed source position as a new run (process) opens it: without the end
+    offsets of a bounded read, which belong to the run that found them; each run reads
+    from the checkpoint to the end it finds at its own start."""
+    if not isinstance(position, dict) or "ends" not in position:
+        return position
+    return {k: v for k, v in position.items() if k != "ends"}
+
+
 def create_source(
     spec: TableSpec, *, bootstrap: str | None = None, start: str | None = None
 ) -> Source:

@@ -28,7 +28,7 @@ COMMON = (
 SOURCE_ONLY = (
     "topic-pattern", "scan.topic-partition-discovery.interval", "scan.startup.mode",
     "scan.startup.specific-offsets", "scan.startup.timestamp-millis", "scan.bounded.mode", "scan.bounded.specific-offsets",
-    "scan.bounded.timestamp-millis",
+    "scan.bounded.timestamp-millis", "scan.offset-out-of-range",
 )  # fmt: skip
 SINK_ONLY = (
     "sink.partitioner",

@@ -10,7 +10,14 @@ from __future__ import annotations
 import re
 import time
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicCollection,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from deltaflow.connectors.options import TableOptions
@@ -84,13 +91,17 @@ CONSUMER_DEFAULTS = {
 
 def consumer_settings(opts: TableOptions, conf: dict[str, str], group: str | None = None) -> dict:
     """A source consumer's librdkafka settings: the table's, then the defaults above, and
-    the ones the source relies on (partition EOF events, no automatic offset commits)."""
+    the ones the source relies on (partition EOF events, no automatic offset commits, no
+    automatic offset reset: the table's ``properties.auto.offset.reset`` is read by the
+    source's start position logic instead)."""
     settings = dict(conf)
     settings.setdefault("group.id", group or f"deltaflow-{opts.table}")
     for key, value in CONSUMER_DEFAULTS.items():
         settings.setdefault(key, value)
+    # auto.offset.reset "error": a fetch out of range is reported to the source, which
+    # applies 'scan.offset-out-of-range'; librdkafka never jumps by itself
     settings.update({"enable.partition.eof": True, "enable.auto.commit": False,
-                     "enable.auto.offset.store": False})  # fmt: skip
+                     "enable.auto.offset.store": False, "auto.offset.reset": "error"})  # fmt: skip
     return settings
 
 
@@ -206,58 +217,50 @@ def _topic_metadata(client, opts: TableOptions, name: str, timeout: float):
         time.sleep(0.1)
 
 
-def low_watermarks(cons: Consumer, opts: TableOptions, parts: list[tuple[str, int]]) -> dict:
+def topic_ids(cons: Consumer, opts: TableOptions, conf: dict[str, str],
+              topics: list[str]) -> dict[str, str]:  # fmt: skip
+    """Each topic's id (base64), for those the cluster names by id (Kafka 2.8+, tansu);
+    a cluster or topic without one is left out, as is a cluster whose controller is no
+    broker (librdkafka's mock cluster: the admin request would wait for it and time out)."""
+    try:
+        meta = cons.list_topics(timeout=10) if topics else None
+    except KafkaException:
+        return {}
+    if meta is None or meta.controller_id not in meta.brokers:
+        return {}
+    settings = {k: v for k, v in conf.items() if k not in ("group.id", "auto.offset.reset")}
+    admin = _client(AdminClient, opts, settings)
+    out = {}
+    for name, future in admin.describe_topics(TopicCollection(topics), request_timeout=5).items():
+        try:
+            found = str(future.result(10).topic_id)
+        except Exception:  # noqa: BLE001 - no id is no check, never an error
+            continue
+        if found.strip("A=") and found != "None":
+            out[name] = found
+    return out
+
+
+def watermark_hints(cons: Consumer, opts: TableOptions, parts: list[tuple[str, int]]) -> dict:
+    """(log start, end) offsets of each partition from ListOffsets. The log start is
+    exact; the end is exact on Kafka but tansu answers the base offset of the last
+    record batch + 1, so a read takes the end from its fetch responses instead
+    (``connectors/kafka_offsets.py``)."""
     out = {}
     for topic, part in parts:
         try:
-            low, _ = cons.get_watermark_offsets(
+            out[(topic, part)] = cons.get_watermark_offsets(
                 TopicPartition(topic, part), timeout=10, cached=False
             )
         except KafkaException as err:
             raise opts.error(
                 f"cannot read offsets of {topic}/{part}: {err.args[0].str()}"
             ) from None
-        out[(topic, part)] = low
     return out
 
 
-def high_watermarks(opts: TableOptions, conf: dict[str, str], parts: list[tuple[str, int]],
-                    timeout: float = 15.0) -> dict:  # fmt: skip
-    """The log end offset of each partition, as the fetch path reports it.
-
-    ``ListOffsets(latest)`` alone is not trusted (tansu answers the base offset of the
-    last record batch + 1): a probe consumer reads from just below that answer until
-    it reaches partition EOF, whose offset is the true high watermark.
-    """
-    # a short fetch wait: the broker answers the fetch at the end without holding it
-    probe = consumer(
-        opts, dict(conf, **{"fetch.wait.max.ms": 10}), group=f"deltaflow-probe-{opts.table}"
-    )
-    try:
-        starts = []
-        for topic, part in parts:
-            low, high = probe.get_watermark_offsets(
-                TopicPartition(topic, part), timeout=10, cached=False
-            )
-            starts.append(TopicPartition(topic, part, max(low, high - 1)))
-        probe.assign(starts)
-        ends: dict = {}
-        deadline = time.monotonic() + timeout
-        while len(ends) < len(parts):
-            if time.monotonic() > deadline:
-                missing = [f"{t}/{p}" for t, p in parts if (t, p) not in ends]
-                raise opts.error("timed out reading the end offsets of " + ", ".join(missing))
-            for msg in drain(probe, 1000, 0.2):
-                err = msg.error()
-                if err is not None and err.code() == KafkaError._PARTITION_EOF:
-                    ends[(msg.topic(), msg.partition())] = msg.offset()
-                elif err is not None and err.fatal():
-                    raise opts.error(f"Kafka error while reading end offsets: {err.str()}")
-        return ends
-    except KafkaException as err:
-        raise opts.error(f"cannot read end offsets: {err.args[0].str()}") from None
-    finally:
-        probe.close()
+def low_watermarks(cons: Consumer, opts: TableOptions, parts: list[tuple[str, int]]) -> dict:
+    return {tp: low for tp, (low, _) in watermark_hints(cons, opts, parts).items()}
 
 
 def drain(cons: Consumer, max_records: int, timeout: float) -> list:

@@ -3,16 +3,27 @@
 Timestamp lookups are treated as a lower bound (tansu answers offset 0 for any
 timestamp): records before the first one at or after the timestamp are skipped by
 the reader, so the result is the same as Kafka's exact lookup.
+
+The log end offset is taken from the fetch responses (the high watermark each one
+carries), not from ``ListOffsets(latest)``, which tansu answers with the base offset of
+the last record batch + 1: a bound that needs the end ("latest", or a position to check
+against it) is marked on its ``Bounds`` and settled by the source at its first fetch
+(``connectors/kafka_ranges.py``). ListOffsets' answer is only a hint: a start position
+at or below it, or a log start offset, is exact.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import time
 from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaException, TopicPartition
 
-from deltaflow.connectors.kafka_client import high_watermarks, low_watermarks
+from deltaflow.connectors.kafka_client import watermark_hints
+from deltaflow.connectors.kafka_ranges import note, out_of_range
 from deltaflow.connectors.options import TableOptions
+from deltaflow.formats.errors import ConnectorError
 
 STARTUP_MODES = (
     "earliest-offset",
@@ -41,12 +52,24 @@ class Mode:
 @dataclass
 class Bounds:
     """One partition's read: from ``start`` (skipping records older than ``start_ts`` until
-    the first that is not), up to ``end`` exclusive or the first record at ``end_ts``."""
+    the first that is not), up to ``end`` exclusive or the first record at ``end_ts``.
+
+    Settled at the first fetch, from the high watermark it reports: ``at_end`` starts at
+    it, ``end_at_high`` ends there; ``check`` says where ``start`` came from when it may
+    lie past the end ("checkpoint": the out-of-range policy applies; "explicit": an
+    error)."""
 
     start: int
     start_ts: int | None = None
     end: int | None = None
     end_ts: int | None = None
+    at_end: bool = False
+    end_at_high: bool = False
+    check: str | None = None
+
+    @property
+    def settled(self) -> bool:
+        return not (self.at_end or self.end_at_high or self.check)
 
 
 def startup_mode(opts: TableOptions, override: str | None) -> Mode:
@@ -100,7 +123,7 @@ def _parse_override(opts: TableOptions, text: str) -> Mode:
     kind, _, rest = text.partition(":")
     try:
         if kind == "timestamp":
-            return Mode("timestamp", timestamp=int(rest))
+            return Mode("timestamp", timestamp=_past(opts, int(rest)))
         if kind == "offsets":
             offsets = {}
             for item in rest.split(","):
@@ -115,24 +138,37 @@ def _parse_override(opts: TableOptions, text: str) -> Mode:
     )
 
 
+def _past(opts: TableOptions, millis: int) -> int:
+    """A replay's start time: one in the future is a mistake (seconds or microseconds
+    instead of milliseconds, most likely), not a wish to wait."""
+    if millis > time.time() * 1000:
+        when = dt.datetime.fromtimestamp(min(millis / 1000, 253402300799), dt.UTC)
+        raise opts.error(
+            f"start position 'timestamp:{millis}' lies in the future ({when:%Y-%m-%d %H:%M:%S} "
+            "UTC); give milliseconds since 1970-01-01 UTC"
+        )
+    return millis
+
+
 class Resolver:
     """Turns modes into concrete per-partition bounds, asking the brokers only what it needs."""
 
-    def __init__(self, opts: TableOptions, conf: dict, cons, parts: list[tuple[str, int]]):
+    def __init__(self, opts: TableOptions, conf: dict, cons, parts: list[tuple[str, int]],
+                 policy: str = "fail") -> None:  # fmt: skip
         self.opts, self.conf, self.cons, self.parts = opts, conf, cons, parts
-        self._low: dict | None = None
-        self._high: dict | None = None
+        self.policy = policy
+        self._ranges: dict | None = None
         self._committed: dict | None = None
 
-    def low(self, tp) -> int:
-        if self._low is None:
-            self._low = low_watermarks(self.cons, self.opts, self.parts)
-        return self._low[tp]
+    def range(self, tp) -> tuple[int, int]:
+        """(log start offset, ListOffsets' end offset): exact on Kafka; on tansu the end
+        may lie below the true one (see the module's docstring)."""
+        if self._ranges is None:
+            self._ranges = watermark_hints(self.cons, self.opts, self.parts)
+        return self._ranges[tp]
 
-    def high(self, tp) -> int:
-        if self._high is None:
-            self._high = high_watermarks(self.opts, self.conf, self.parts)
-        return self._high[tp]
+    def low(self, tp) -> int:
+        return self.range(tp)[0]
 
     def committed(self, tp) -> int | None:
         if self._committed is None:
@@ -154,34 +190,61 @@ class Resolver:
             ) from None
         return got.offset if got.offset >= 0 else None
 
+    def resumed(self, tp, offset: int) -> Bounds:
+        """A checkpointed (or group-committed) position, checked against the range the
+        broker holds: below the log start it is out of range now; above ListOffsets' end
+        it is checked against the first fetch's high watermark."""
+        low, end = self.range(tp)
+        if offset < low:
+            start = out_of_range(self.opts, self.policy, tp, offset, low, end)
+            return Bounds(start, at_end=self.policy == "latest")
+        return Bounds(offset, check="checkpoint" if offset > end else None)
+
     def start(self, tp, mode: Mode) -> Bounds:
         if mode.kind == "earliest-offset":
             return Bounds(self.low(tp))
         if mode.kind == "latest-offset":
-            return Bounds(self.high(tp))
+            return Bounds(self.range(tp)[1], at_end=True)
         if mode.kind == "timestamp":
-            found = self.timestamp_offset(tp, mode.timestamp)  # type: ignore[arg-type]
-            return Bounds(
-                self.high(tp) if found is None else max(found, self.low(tp)),
-                start_ts=mode.timestamp,
-            )
+            return self._from_timestamp(tp, mode.timestamp)  # type: ignore[arg-type]
         if mode.kind == "specific-offsets":
             given = mode.offsets.get(tp, mode.offsets.get((None, tp[1])))
             if given is not None:
-                return Bounds(max(given, self.low(tp)))
+                return self._given(tp, given)
         committed = self.committed(tp)
         if committed is not None:
-            return Bounds(max(committed, self.low(tp)))
-        return Bounds(self._reset(tp, mode))
+            return self.resumed(tp, committed)
+        return self._reset(tp, mode)
 
-    def _reset(self, tp, mode: Mode) -> int:
+    def _from_timestamp(self, tp, millis: int) -> Bounds:
+        """Flink's timestamp mode: the first record at or after ``millis``, or the end of
+        the partition when it holds none (Kafka says so at once; on tansu, whose lookup
+        answers offset 0, the reader skips the older records)."""
+        found = self.timestamp_offset(tp, millis)
+        if found is None:
+            note(self.opts, f"{tp[0]}/{tp[1]} holds no record at or after timestamp {millis}; "
+                            "starting at its end offset")  # fmt: skip
+            return Bounds(self.range(tp)[1], start_ts=millis, at_end=True)
+        return Bounds(max(found, self.low(tp)), start_ts=millis)
+
+    def _given(self, tp, given: int) -> Bounds:
+        """An explicit start offset: below the log start it starts there (the records
+        before are gone), past the end it is an error (checked at the first fetch)."""
+        low, end = self.range(tp)
+        if given < low:
+            note(self.opts, f"start offset {given} of {tp[0]}/{tp[1]} is below its log start "
+                            f"offset {low} (those records are deleted); starting at {low}")  # fmt: skip
+            return Bounds(low)
+        return Bounds(given, check="explicit" if given > end else None)
+
+    def _reset(self, tp, mode: Mode) -> Bounds:
         reset = self.conf.get("auto.offset.reset")
         if reset in ("earliest", "smallest", "beginning") or (
             reset is None and mode.kind == "specific-offsets"
         ):
-            return self.low(tp)
+            return Bounds(self.low(tp))
         if reset in ("latest", "largest", "end"):
-            return self.high(tp)
+            return Bounds(self.range(tp)[1], at_end=True)
         group = self.conf.get("group.id")
         where = f"in group '{group}'" if group else "(the table sets no 'properties.group.id')"
         raise self.opts.error(
@@ -191,15 +254,39 @@ class Resolver:
         )
 
     def end(self, tp, bounds: Bounds, mode: Mode) -> None:
+        """The end of a bounded read; "the end" is the high watermark of the first fetch."""
         if mode.kind == "unbounded":
             return
-        if mode.kind == "latest-offset":
-            bounds.end = self.high(tp)
-        elif mode.kind == "timestamp":
-            bounds.end, bounds.end_ts = self.high(tp), mode.timestamp
-        elif mode.kind == "specific-offsets":
+        if mode.kind == "timestamp":
+            bounds.end_ts = mode.timestamp
+        given = None
+        if mode.kind == "specific-offsets":
             given = mode.offsets.get(tp, mode.offsets.get((None, tp[1])))
-            bounds.end = self.high(tp) if given is None else given
+        elif mode.kind == "group-offsets":
+            given = self.committed(tp)
+        low, end = self.range(tp) if given is None else (0, 1)
+        if given is None and end == low:  # an empty partition (tansu too: no last batch)
+            bounds.end = end
+        elif given is None:
+            bounds.end_at_high = True
         else:
-            committed = self.committed(tp)
-            bounds.end = self.high(tp) if committed is None else committed
+            bounds.end = given
+
+
+def check_named_partitions(start: str | None, sources: list) -> None:
+    """``--from offsets:T:P:O,...`` must name partitions the job's sources read (each
+    source only picks out its own, so a typo would silently start it elsewhere)."""
+    if not start or not start.startswith("offsets:"):
+        return
+    read: set = set()
+    for source in sources:
+        if hasattr(source, "partition_states"):
+            read.update(source.partition_states()[0])
+    named = [item.rsplit(":", 2)[:2] for item in start[len("offsets:") :].split(",")]
+    missing = [f"{t}/{p}" for t, p in named if (t, int(p)) not in read]
+    if missing:
+        shown = ", ".join(f"{t}/{p}" for t, p in sorted(read)) or "none"
+        raise ConnectorError(
+            f"--from {start} names {', '.join(missing)}, which no source of the job reads "
+            f"(the partitions read: {shown}); check the topic names and partitions"
+        )

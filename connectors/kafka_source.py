@@ -12,9 +12,10 @@ from collections.abc import Callable
 
 from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 
-from deltaflow.connectors import kafka_client
+from deltaflow.connectors import kafka_client, kafka_ranges
 from deltaflow.connectors.dead_letters import DeadLetterWriter
 from deltaflow.connectors.kafka_offsets import Bounds, Resolver, bounded_mode, startup_mode
+from deltaflow.connectors.kafka_ranges import SettledBounds
 from deltaflow.connectors.layout import Layout, assemble_rows, decode_with_origins, key_rows
 from deltaflow.connectors.options import TableOptions
 from deltaflow.connectors.patience import InFlight
@@ -25,13 +26,14 @@ CLOSE_WAIT_S = 3.0  # the last group offset commit and the consumer's close, at 
 RowBuilder = Callable[[RawBatch, list], Batch]
 
 
-class KafkaSource:
+class KafkaSource(SettledBounds):
     def __init__(self, opts: TableOptions, layout: Layout, conf: dict, start: str | None,
                  mode: frozenset[RowKind]) -> None:  # fmt: skip
         self.opts, self.layout, self.conf = opts, layout, conf
         self.changelog_mode = mode
         self.start_mode = startup_mode(opts, start)
         self.end_mode = bounded_mode(opts)
+        self.policy = kafka_ranges.policy(opts)
         topics = opts.get("topic")
         pattern = opts.get("topic-pattern")
         if bool(topics) == bool(pattern):
@@ -44,6 +46,9 @@ class KafkaSource:
         self.bounds: dict[tuple[str, int], Bounds] = {}
         self.next: dict[tuple[str, int], int] = {}
         self.done: set[tuple[str, int]] = set()
+        self.unsettled: set[tuple[str, int]] = set()  # bounds waiting for a fetch's high watermark
+        self.topic_ids: dict[str, str] = {}  # topic -> id, checked at the next restart
+        self.recreated: dict[str, str] = {}  # topic -> how its id changed since the checkpoint
         self.opened_at: dict[tuple[str, int], int] = {}
         self.consumer = None
         self.dead_letter_writer = (
@@ -63,12 +68,13 @@ class KafkaSource:
         self.consumer = kafka_client.consumer(self.opts, self.conf)
         try:
             resume = resume or {}
-            self._assign(resume.get("offsets", {}), resume.get("ends", {}))
+            self._assign(resume.get("offsets", {}), resume.get("ends", {}),
+                         resume.get("topic_ids", {}))  # fmt: skip
         except BaseException:
             self.close()
             raise
 
-    def _assign(self, saved: dict, ends: dict) -> None:
+    def _assign(self, saved: dict, ends: dict, ids: dict) -> None:
         """Assigns every partition at its saved, or else its startup, offset; a resumed
         bounded read keeps the end offsets it started with."""
         parts = kafka_client.list_partitions(self.consumer, self.opts, self.topics, self.pattern)
@@ -76,23 +82,32 @@ class KafkaSource:
             raise self.opts.error(
                 f"no topic matches 'topic-pattern' = '{self.opts.get('topic-pattern')}'"
             )
-        resolver = Resolver(self.opts, self.conf, self.consumer, parts)
+        resolver = Resolver(self.opts, self.conf, self.consumer, parts, self.policy)
+        self._check_topic_ids(parts, ids)
         for tp in parts:
             offset = saved.get(tp[0], {}).get(str(tp[1]))
-            bounds = Bounds(offset) if offset is not None else resolver.start(tp, self.start_mode)
+            if offset is not None and tp[0] in self.recreated:
+                bounds = Bounds(offset, check="recreated")
+            elif offset is not None:
+                bounds = resolver.resumed(tp, offset)
+            else:
+                bounds = resolver.start(tp, self.start_mode)
             resolver.end(tp, bounds, self.end_mode)
             saved_end = ends.get(tp[0], {}).get(str(tp[1]))
             if saved_end is not None and self.end_mode.kind != "unbounded":
-                bounds.end = saved_end
+                bounds.end, bounds.end_at_high = saved_end, False
             self.bounds[tp] = bounds
             self.next[tp] = self.opened_at[tp] = bounds.start
-            if bounds.end is not None and bounds.start >= bounds.end:
+            if bounds.end is not None and bounds.start >= bounds.end and not bounds.at_end:
                 self.done.add(tp)
+            elif not bounds.settled:
+                self.unsettled.add(tp)
         live = [
             TopicPartition(t, p, self.next[(t, p)]) for t, p in parts if (t, p) not in self.done
         ]
         self.consumer.assign(live)  # type: ignore[union-attr]
         self._discovered_at = time.monotonic()
+        self._await_settled()
 
     def _discover(self) -> None:
         """Unbounded reads pick up new partitions and new pattern topics from their start."""
@@ -136,6 +151,8 @@ class KafkaSource:
             return out
         self._discover()
         msgs = kafka_client.drain(self.consumer, max_records, timeout)
+        if self.unsettled:  # before the records: they lie below the high watermark read
+            self._settle()
         events = any(map(_error, msgs))  # partition EOFs and errors, rare
         good = [m for m in msgs if m.error() is None] if events else msgs
         returned = dict(self.next)
@@ -171,6 +188,8 @@ class KafkaSource:
         err, tp = msg.error(), (msg.topic(), msg.partition())
         if err.code() == KafkaError._PARTITION_EOF:
             self._at_eof(tp, msg.offset())
+        elif err.code() in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE):
+            self._fetch_out_of_range(tp, msg.offset())
         elif err.fatal() or err.code() in (
             KafkaError.UNKNOWN_TOPIC_OR_PART,
             KafkaError.TOPIC_AUTHORIZATION_FAILED,
@@ -276,13 +295,16 @@ class KafkaSource:
             offsets.setdefault(topic, {})[str(part)] = off
         if self.commit and self.consumer is not None:
             self._commit()
+        out: dict = {"offsets": offsets}
+        if self.topic_ids:  # a restart refuses these offsets on a recreated topic
+            out["topic_ids"] = dict(self.topic_ids)
         if self.end_mode.kind == "unbounded":
-            return {"offsets": offsets}
+            return out
         ends: dict[str, dict[str, int]] = {}
         for (topic, part), bounds in self.bounds.items():
             if bounds.end is not None:
                 ends.setdefault(topic, {})[str(part)] = bounds.end
-        return {"offsets": offsets, "ends": ends}
+        return {**out, "ends": ends}
 
     def _commit(self) -> None:
         """Commits a checkpointed position to the group (as Flink does on checkpoints),

@@ -32,6 +32,7 @@ KNOWN = (
     "scan.bounded.mode", "scan.bounded.specific-offsets", "scan.bounded.timestamp-millis",
     "sink.parallelism", "sink.delivery-guarantee", "sink.buffer-flush.max-rows",
     "sink.buffer-flush.interval", "sink.transactional-id-prefix", "scan.parallelism",
+    "scan.offset-out-of-range",
 )  # fmt: skip
 SOURCE_MODE = frozenset({RowKind.UPDATE_AFTER, RowKind.DELETE})
 SINK_MODE = frozenset({RowKind.INSERT, RowKind.UPDATE_AFTER, RowKind.DELETE})

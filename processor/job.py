@@ -16,7 +16,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from deltaflow.connectors.base import PartitionedSource, create_sink, create_source
+from deltaflow.connectors.base import PartitionedSource, create_sink, create_source, for_new_run
+from deltaflow.connectors.kafka_offsets import check_named_partitions
 from deltaflow.connectors.transactions import (
     EpochTransactions,
     Patience,
@@ -99,9 +100,10 @@ class Job:
         self._resume()
         self.watch = BrokerWatch(self._clusters(), self.broker_timeout_s).start()
 
-    def _resume(self) -> None:
-        """Start-up recovery (also after a stuck transaction): the state is settled to the
-        epoch the sinks committed, a new graph reads it, the sources open at its offsets."""
+    def _resume(self, new_run: bool = True) -> None:
+        """Start-up recovery (also after a stuck transaction, not a ``new_run``: bounded
+        reads keep their end offsets): the state is settled to the epoch the sinks
+        committed, a new graph reads it, the sources open at its offsets."""
         from deltaflow.processor.runtime.graph import Graph, RuntimeContext
 
         restored = Checkpointer(self.backend).restore(self._sink_committed if self.txn else None)
@@ -111,6 +113,8 @@ class Job:
             self.plan, self.backend, RuntimeContext.from_settings(self.plan.settings)
         )
         self.scans = scans_of(self.plan)
+        if new_run:
+            resume = {k: for_new_run(v) for k, v in resume.items()}
         self._open_sources(resume)
 
     def _open_sinks(self) -> None:
@@ -184,6 +188,7 @@ class Job:
             self._route_dead_letters(source)
             source.open(resume.get(LOOKUP_PREFIX + table))
             self._drain_lookup(table)
+        check_named_partitions(start, [*self.sources.values(), *self.lookups.values()])
 
     def _route_dead_letters(self, source) -> None:
         """A source's dead letters wait for the brokers as the sinks do, and go into the
@@ -363,7 +368,7 @@ class Job:
         self.backend = StateBackend(self.options.state_dir)
         pending = self.backend.meta(PENDING_KEY)
         self._open_transaction()
-        self._resume()
+        self._resume(new_run=False)
         self.txn.begin()  # type: ignore[union-attr]
         if pending is None:
             outcome = f"epoch {self.epoch + 1} was not checkpointed, redone from epoch {self.epoch}"

@@ -163,3 +163,40 @@ def metrics_port_error(port: int, err: OSError) -> DeltaflowError:
     return DeltaflowError(
         f"cannot serve metrics on 127.0.0.1:{port} (--metrics-port): {reason}; pass another port"
     )
+
+
+def deleted_topics(args: argparse.Namespace) -> str | None:
+    """After a crash of the job process: the source topics that no longer exist, as
+    "topic 'x' of table 't' no longer exists on SERVERS ...", or None."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    try:
+        scans = scans_of(plan_file(args.job).plan)
+    except DeltaflowError:
+        return None
+    gone = []
+    for scan in scans:
+        opts = scan.options
+        servers = args.bootstrap_servers or opts.get("properties.bootstrap.servers")
+        if opts.get("connector") not in ("kafka", "upsert-kafka") or not servers:
+            continue
+        try:
+            meta = AdminClient({"bootstrap.servers": servers, "log_level": 0}).list_topics(
+                timeout=5
+            )
+        except KafkaException:
+            continue
+        for topic in filter(None, (t.strip() for t in opts.get("topic", "").split(";"))):
+            if topic not in meta.topics:
+                gone.append(
+                    f"topic '{topic}' of table '{scan.table}' no longer exists on {servers}"
+                )
+    if not gone:
+        return None
+    return (
+        "; ".join(gone) + ": it was deleted while the job read it (librdkafka crashes on "
+        "the embedded broker's fetch answer for a deleted topic); recreate it and start the "
+        "job again (its checkpointed offsets are then checked against the new topic, see "
+        "'scan.offset-out-of-range'), or replay into a fresh --state-dir with --from"
+    )

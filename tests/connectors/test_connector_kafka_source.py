@@ -46,10 +46,9 @@ def test_bounded_read_over_several_record_batches_returns_every_record(broker, n
     )
     assert [v for v in values(batch) if v.startswith("r")] == [f"r{i}" for i in range(15)]
     assert source.progress() == (22, 22)
-    assert source.position() == {
-        "offsets": {topic: {"0": 15, "1": 7}},
-        "ends": {topic: {"0": 15, "1": 7}},
-    }
+    position = source.position()
+    assert position["offsets"] == {topic: {"0": 15, "1": 7}}
+    assert position["ends"] == {topic: {"0": 15, "1": 7}}
     source.close()
 
 
@@ -142,7 +141,7 @@ def test_latest_offset_startup_reads_only_new_records(broker, new_topic):
     )
     source = create_source(table, bootstrap=broker)
     source.open()
-    assert source.position() == {"offsets": {topic: {"0": 9}}}
+    assert source.position()["offsets"] == {topic: {"0": 9}}
     produce(broker, topic, [(None, "new1"), (None, "new2")])
     got = []
     for _ in range(50):
