@@ -24,6 +24,8 @@ import signal
 import sys
 from collections.abc import Callable
 
+from deltaflow.state.lock import SUPERVISOR_ENV
+
 ENV = "DELTAFLOW_SUPERVISE"
 CRASHES = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE, signal.SIGILL}
 CRASH_EXIT = 70  # EX_SOFTWARE: a crash without a cause the parent could name
@@ -56,6 +58,7 @@ def _child(run: Callable[[], int], parent: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:  # the parent died before the prctl
             os._exit(1)
+        os.environ[SUPERVISOR_ENV] = str(parent)  # the state lock names the parent's PID
         code = run()
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else 1

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from deltaflow.formats.errors import StateError
 
+SUPERVISOR_ENV = "DELTAFLOW_SUPERVISOR_PID"
 LOCK_FILE = "deltaflow.lock"
 RETRY_S = 0.5  # a job retries a taken lock this long (an inspect holds it for an instant)
 
@@ -73,7 +74,7 @@ class StateLock:
         try:
             _lock(fd, self.path)
             os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            os.pwrite(fd, f"{owner_pid()}\n".encode(), 0)
         except BaseException:
             os.close(fd)
             raise
@@ -130,6 +131,15 @@ def holder(path: str | Path) -> int | None:
     finally:
         os.close(fd)
     return None
+
+
+def owner_pid() -> int:
+    """The PID an operator knows the job by: the watching parent's when ``deltaflow run``
+    runs the job in a supervised child (it sets ``DELTAFLOW_SUPERVISOR_PID``), else ours."""
+    parent = os.environ.get(SUPERVISOR_ENV, "")
+    if parent.isdigit() and int(parent) == os.getppid():
+        return int(parent)
+    return os.getpid()
 
 
 def _pid_in(fd: int) -> int | None:
