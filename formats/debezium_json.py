@@ -39,6 +39,9 @@ import msgspec
 from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch, RawBatch
 from deltaflow.formats.codec_support import bool_option, choice_option, on_error_policy
 from deltaflow.formats.codec_support import check_options as check_options_of
+from deltaflow.formats.debezium_decimals import DEFAULT as DEFAULT_DECIMALS
+from deltaflow.formats.debezium_decimals import ENCODINGS as DECIMAL_ENCODINGS
+from deltaflow.formats.debezium_decimals import OPTION as DECIMALS_OPTION
 from deltaflow.formats.debezium_plan import (
     CONVERSION_ERRORS,
     Bad,
@@ -46,7 +49,12 @@ from deltaflow.formats.debezium_plan import (
     metadata_reader,
     outer_decoder,
 )
-from deltaflow.formats.debezium_types import logical_fields, logical_step
+from deltaflow.formats.debezium_types import (
+    decimal_encodings,
+    image_fields,
+    logical_fields,
+    logical_step,
+)
 from deltaflow.formats.errors import FormatError
 from deltaflow.formats.spec import FormatSpec
 
@@ -59,6 +67,7 @@ OPTIONS = (
     "map-null-key.literal",
     "encode.decimal-as-plain-number",
     "encode.ignore-null-fields",
+    "decimal-encoding",
 )
 REPLICA_IDENTITY = (
     'The "before" field of {} message is null, if you are using Debezium Postgres '
@@ -84,6 +93,12 @@ def check_options(options: dict[str, str]) -> None:
             bool_option(NAME, options, key, False)
     choice_option(NAME, options, "timestamp-format.standard", ("SQL", "ISO-8601"), "SQL")
     choice_option(NAME, options, "map-null-key.mode", ("FAIL", "DROP", "LITERAL"), "FAIL")
+    decimal_encoding(options)
+
+
+def decimal_encoding(options: dict[str, str]) -> str:
+    """The table's ``decimal-encoding``: how DECIMAL values travel without a schema."""
+    return choice_option(NAME, options, DECIMALS_OPTION, DECIMAL_ENCODINGS, DEFAULT_DECIMALS)
 
 
 class DebeziumJsonDecoder:
@@ -98,6 +113,7 @@ class DebeziumJsonDecoder:
         self.nulled = 0
         self.dead_letters: list[tuple[str, int, int, bytes | None, str]] = []
         self._include = bool_option(NAME, spec.options, "schema-include", False)
+        self._decimals = decimal_encoding(spec.options)
         self._columns = list(spec.physical)
         keys = [key for key, _ in spec.metadata]
         self._meta = [metadata_reader(key, dtype) for key, dtype in spec.metadata]
@@ -149,7 +165,15 @@ class DebeziumJsonDecoder:
         columns: the loose plan reads the row images only.)"""
         if self._loose is None:
             skip = self.policy == "skip"
-            self._loose = Plan(self._columns, {}, [], skip, self._demanded, loose=True)
+            self._loose = Plan(
+                self._columns,
+                {},
+                [],
+                skip,
+                self._demanded,
+                loose=True,
+                default_decimals=self._decimals,
+            )
         self._plain, self._loose_left = self._loose, _LOOSE_BATCHES
 
     def _decode_wrapped(self, raw: RawBatch, kinds: list[int], rows: list[tuple]) -> None:
@@ -271,21 +295,26 @@ class DebeziumJsonDecoder:
         plan = self._plans.get(key)
         if plan is None:
             try:
-                logical = logical_fields(msgspec.json.decode(key))
+                fields = image_fields(msgspec.json.decode(key))
             except msgspec.DecodeError as exc:
                 raise Bad(f'invalid JSON in the "schema" field: {exc}') from None
+            logical = logical_fields(fields)
             used = {
                 name: logical[name]
                 for name, dtype in self._columns
                 if name in logical and logical_step(*logical[name], dtype) is not None
             }
-            plan = self._plan(used) if used else self._plain
+            decimals = decimal_encodings(fields, self._columns, self._decimals)
+            plain = not used and all(e == self._decimals for e in decimals.values())
+            plan = self._plain if plain else self._plan(used, decimals)
             if len(self._plans) >= _PLAN_CACHE:
                 self._plans.clear()
             self._plans[key] = plan
         return plan
 
-    def _plan(self, logical: dict) -> Plan:
+    def _plan(self, logical: dict, decimals: dict[str, str] | None = None) -> Plan:
+        """The plan of one schema: its logical types, and the encoding of each DECIMAL
+        column (the table's ``decimal-encoding`` where the schema does not say)."""
         skip = self.policy == "skip"
         return Plan(
             self._columns,
@@ -295,6 +324,8 @@ class DebeziumJsonDecoder:
             self._demanded,
             self._meta,
             prefilter=self._prefilter,
+            decimals=decimals,
+            default_decimals=self._decimals,
         )
 
     def _bad_op(self, op: Any, value: Any) -> Bad:

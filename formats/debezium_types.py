@@ -19,7 +19,8 @@ column's type with the rules of ``debezium_values``:
 | io.debezium.data.Json                        | JSON text                  | parsed for ARRAY/MAP/ROW columns |
 
 Decimals under ``decimal.handling.mode`` ``double`` or ``string`` have no logical
-name: they are plain JSON numbers or strings and need nothing here.
+name: the field's Connect type (``double``, ``string``) says how a DECIMAL column
+reads them (``decimal_encodings``), whatever the table's ``decimal-encoding``.
 """
 
 from __future__ import annotations
@@ -29,16 +30,22 @@ from typing import Any
 
 import msgspec
 
+from deltaflow.formats.debezium_decimals import (
+    DEFAULT,
+    DOUBLE,
+    LOGICAL,
+    STRING,
+    unscaled,
+    variable_scale,
+)
 from deltaflow.formats.debezium_values import (
     EPOCH,
     EPOCH_DATE,
     Converter,
     converter,
     parse_timestamp,
-    unscaled,
-    variable_scale,
 )
-from deltaflow.formats.types import ARRAY, MAP, MULTISET, ROW, DataType
+from deltaflow.formats.types import ARRAY, DECIMAL, MAP, MULTISET, ROW, DataType
 
 CONNECT_DECIMAL = "org.apache.kafka.connect.data.Decimal"
 VARIABLE_SCALE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
@@ -119,20 +126,23 @@ def logical_step(name: str, params: dict[str, Any], dtype: DataType) -> Converte
     return None
 
 
-def column_converter(dtype: DataType, logical: Logical | None) -> Converter:
-    """The converter of a column whose values may carry a Debezium logical type."""
-    base = converter(dtype)
+def column_converter(
+    dtype: DataType, logical: Logical | None, decimals: str = DEFAULT
+) -> Converter:
+    """The converter of a column whose values may carry a Debezium logical type;
+    ``decimals``: how its DECIMAL values are encoded when no logical type says."""
+    base = converter(dtype, decimals)
     step = logical_step(logical[0], logical[1], dtype) if logical else None
     if step is None:
         return base
     return lambda v: base(step(v))
 
 
-def logical_fields(schema: Any) -> dict[str, Logical]:
-    """Field name -> (logical name, parameters) of the row images in a Connect schema.
+def image_fields(schema: Any) -> dict[str, dict]:
+    """Field name -> Connect field schema of the row images in a Connect schema.
 
     Reads the ``after`` struct (or ``before``); a schema of another shape has no
-    logical types to offer and gives an empty mapping.
+    fields to offer and gives an empty mapping.
     """
     if type(schema) is not dict or type(schema.get("fields")) is not list:
         return {}
@@ -142,10 +152,36 @@ def logical_fields(schema: Any) -> dict[str, Logical]:
     image = images.get("after") or images.get("before")
     if image is None or type(image.get("fields")) is not list:
         return {}
+    return {str(f.get("field")): f for f in image["fields"] if type(f) is dict}
+
+
+def logical_fields(fields: dict[str, dict]) -> dict[str, Logical]:
+    """Field name -> (logical name, parameters) of the fields that have a logical name."""
     out: dict[str, Logical] = {}
-    for field in image["fields"]:
-        if type(field) is not dict or type(field.get("name")) is not str:
+    for name, field in fields.items():
+        if type(field.get("name")) is str:
+            params = field.get("parameters")
+            out[name] = (field["name"], params if type(params) is dict else {})
+    return out
+
+
+_PLAIN_DECIMALS = {"string": STRING, "double": DOUBLE, "float": DOUBLE}
+
+
+def decimal_encodings(
+    fields: dict[str, dict], columns: list[tuple[str, DataType]], default: str
+) -> dict[str, str]:
+    """Column name -> decimal encoding of the DECIMAL columns, as the schema says:
+    a logical decimal is read by its step (``LOGICAL``), a ``string`` or ``double``
+    field by the matching encoding; a column the schema does not describe keeps the
+    table's ``default``."""
+    out: dict[str, str] = {}
+    for name, dtype in columns:
+        field = fields.get(name)
+        if dtype.root != DECIMAL or field is None:
             continue
-        params = field.get("parameters")
-        out[str(field.get("field"))] = (field["name"], params if type(params) is dict else {})
+        if field.get("name") in (CONNECT_DECIMAL, VARIABLE_SCALE_DECIMAL):
+            out[name] = LOGICAL
+        else:
+            out[name] = _PLAIN_DECIMALS.get(field.get("type"), default)  # type: ignore[arg-type]
     return out

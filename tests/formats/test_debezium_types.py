@@ -149,9 +149,6 @@ def test_string_of_a_number_with_a_decimal_column_is_its_exact_text() -> None:
 @pytest.mark.parametrize(
     ("column", "value", "expected"),
     [
-        ("DECIMAL(10, 2)", b64(810, 2), Decimal("8.10")),  # connect Decimal, column scale
-        ("DECIMAL(10, 2)", b64(-1, 1), Decimal("-0.01")),
-        ("DECIMAL(10, 2)", {"scale": 3, "value": b64(12345, 2)}, Decimal("12.35")),
         ("DOUBLE", 0.5, 0.5),  # decimal.handling.mode=double
         ("DECIMAL(10, 2)", "12.345", Decimal("12.35")),  # decimal.handling.mode=string
         ("DATE", 18395, dt.date(2020, 5, 13)),  # io.debezium.time.Date
@@ -272,11 +269,6 @@ def test_logical_types_from_schema(
     column: str, schema: dict, value: object, expected: object
 ) -> None:
     assert decode_with_schema(column, schema, value) == expected
-
-
-def test_schema_less_decimal_uses_the_column_scale() -> None:
-    # the same bytes as the first schema case read 12345 * 10^-2
-    assert decode_value("DECIMAL(10, 2)", b64(12345, 2)) == Decimal("123.45")
 
 
 def test_plans_are_cached_per_schema() -> None:
