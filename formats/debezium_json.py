@@ -46,6 +46,7 @@ from deltaflow.formats.debezium_plan import (
     CONVERSION_ERRORS,
     Bad,
     Plan,
+    envelope_decoder,
     metadata_reader,
     outer_decoder,
 )
@@ -83,6 +84,10 @@ _NULL = msgspec.Raw(b"null")
 _LOOSEN_AT = 16  # messages of one batch on the checked path (and 1 in 8) to go loose
 _LOOSE_BATCHES = 64  # batches read loose before the typed decode is tried again
 _NO_SCHEMA = object()  # no schema seen yet: never equal to a message's schema
+
+
+class LogicalMessage(Exception):
+    """A Debezium logical decoding message (``op`` ``m``): skipped and counted."""
 
 
 def check_options(options: dict[str, str]) -> None:
@@ -126,7 +131,13 @@ class DebeziumJsonDecoder:
         self._loose: Plan | None = None  # built when the data asks for it (_loosen)
         self._loose_left = 0
         self._plans: dict[bytes, Plan] = {}
-        self._outer = outer_decoder() if self._include else None
+        # the split of {"schema": .., "payload": ..}: always with schema-include; without
+        # it, while the topic's messages come in that envelope by themselves
+        self._outer: msgspec.json.Decoder | None = outer_decoder() if self._include else None
+        self._envelope = envelope_decoder()  # exactly the two keys: the envelope by itself
+        self._seen = [0, 0]  # this batch's messages read wrapped / plain by _one (no option)
+        self.logical_messages = 0  # op "m" (logical decoding messages): skipped, counted
+        self._counted: dict[tuple[str, int], int] = {}  # the last offset counted there
 
     def decode(self, raw: RawBatch) -> Batch:
         kinds: list[int] = []
@@ -135,7 +146,21 @@ class DebeziumJsonDecoder:
             self._decode_plain(raw, kinds, rows)
         else:
             self._decode_wrapped(raw, kinds, rows)
+        if not self._include:
+            self._follow_envelope()
         return Batch(kinds, rows)
+
+    def _follow_envelope(self) -> None:
+        """Without ``schema-include``: read the next batches through the envelope's loop
+        once most messages of a batch came in ``{"schema": .., "payload": ..}`` (Kafka
+        Connect's JsonConverter default), and through the plain loop again once most
+        did not. Only the speed depends on it: ``_one`` reads either kind."""
+        wrapped, plain = self._seen
+        if self._outer is None and wrapped > plain:
+            self._outer = self._envelope
+        elif self._outer is not None and plain > wrapped:
+            self._outer = None
+        self._seen = [0, 0]
 
     def _decode_plain(self, raw: RawBatch, kinds: list[int], rows: list[tuple]) -> None:
         """The common case in one compiled loop: no schema envelope.
@@ -151,6 +176,7 @@ class DebeziumJsonDecoder:
             one(raw, i, value, kinds, rows)
 
         self.filtered += self._plain.run(raw.values, kinds, rows, checked)
+        self._seen[1] += len(raw.values) - slow[0]
         if self._plain is not self._typed:
             self._loose_left -= 1
             if self._loose_left <= 0:
@@ -191,6 +217,7 @@ class DebeziumJsonDecoder:
             if index:
                 slow = lambda j, _: one(raw, index[j], values[index[j]], kinds, rows)  # noqa: E731
                 self.filtered += plan.run(payloads, kinds, rows, slow, text)
+                self._seen[0] += len(index)
                 index.clear()
                 payloads.clear()
 
@@ -218,16 +245,29 @@ class DebeziumJsonDecoder:
     def _one(self, raw: RawBatch, i: int, value: Any, kinds: list[int], rows: list[tuple]) -> None:
         try:
             self._decode_one(value, kinds, rows)
+        except LogicalMessage:
+            self._count_message(raw, i)
         except Bad as bad:
             self._reject(raw, i, value, bad)
         except RecursionError:
             self._reject(raw, i, value, Bad("the JSON is nested too deeply to read"))
 
+    def _count_message(self, raw: RawBatch, i: int) -> None:
+        """Count a logical decoding message once, also when its batch is decoded again
+        (a source matching rows to records decodes records one at a time)."""
+        offset = raw.offsets[i] if i < len(raw.offsets) else -1
+        where = (raw.topic, raw.partition)
+        if offset < 0 or offset > self._counted.get(where, -1):
+            self._counted[where] = offset
+            self.logical_messages += 1
+
     def _decode_one(self, value: Any, kinds: list[int], rows: list[tuple]) -> None:
         plan = self._plain
         schema = None
-        if self._outer is not None:
+        if self._include:
             plan, value, schema = self._unwrap(value)
+        elif (wrapped := self._enveloped(value)) is not None:
+            plan, value, schema = self._unwrapped(wrapped)
         try:
             env = plan.fast.decode(value)
             read = plan.read
@@ -239,8 +279,10 @@ class DebeziumJsonDecoder:
             raise Bad(f"invalid JSON: {exc}") from None
         except CONVERSION_ERRORS:
             env, before, after = self._checked(plan, value)
-        meta = self._metadata(env, schema) if self._meta else ()
         op = env.op
+        if op == "m":  # a logical decoding message (pg_logical_emit_message): no row change
+            raise LogicalMessage
+        meta = self._metadata(env, schema) if self._meta else ()
         if op == "c" or op == "r":
             if after is None:
                 raise Bad(
@@ -276,6 +318,17 @@ class DebeziumJsonDecoder:
         self.nulled += nulled
         return env, before, after
 
+    def _enveloped(self, value: Any) -> Any:
+        """The split envelope when ``value`` is exactly ``{"schema": .., "payload": ..}``
+        (a Debezium change event never is), else None; counted for ``_follow_envelope``."""
+        try:
+            wrapped = self._envelope.decode(value)
+        except msgspec.DecodeError:  # also a ValidationError: another key, or one missing
+            self._seen[1] += 1
+            return None
+        self._seen[0] += 1
+        return wrapped
+
     def _unwrap(self, value: Any) -> tuple[Plan, Any, str | None]:
         try:
             outer = self._outer.decode(value)  # type: ignore[union-attr]
@@ -283,9 +336,18 @@ class DebeziumJsonDecoder:
             raise Bad(f"invalid JSON: {exc}") from None
         if outer.payload is None or bytes(outer.payload) == b"null":
             raise Bad(
-                'the message has no "payload" field',
-                f"Set '{NAME}.schema-include' = 'false' for messages without a schema envelope",
+                'the message has no "payload" field, though '
+                f"'{NAME}.schema-include' = 'true' says every message is wrapped in "
+                '{"schema": .., "payload": ..}',
+                f"Set '{NAME}.schema-include' = 'false' (or leave it out): deltaflow then "
+                "reads messages with and without the envelope",
             )
+        return self._unwrapped(outer)
+
+    def _unwrapped(self, outer: Any) -> tuple[Plan, Any, str | None]:
+        """The plan of the envelope's schema, its payload, and the schema text."""
+        if outer.payload is None or bytes(outer.payload) == b"null":
+            raise Bad('the "payload" of the schema envelope is null')
         key = bytes(outer.schema) if outer.schema is not None else b"null"
         plan = self._plan_for(key)
         schema = key.decode("utf-8", "replace") if self._wants_schema and key != b"null" else None

@@ -41,7 +41,14 @@ from deltaflow.formats.types import (
     string,
 )
 
-__all__ = ["CONVERSION_ERRORS", "Bad", "Plan", "metadata_reader", "outer_decoder"]
+__all__ = [
+    "CONVERSION_ERRORS",
+    "Bad",
+    "Plan",
+    "envelope_decoder",
+    "metadata_reader",
+    "outer_decoder",
+]
 
 _UTC_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 # the fields of "source" that metadata keys other than source.properties read
@@ -214,6 +221,17 @@ def _keep(prefilter: PreFilter, plain: dict[str, int], columns: list) -> Keep | 
     fields = {t.column: f"{{o}}.c{plain[t.column]}" for t in tests}
     code, scope = PreFilter(tests).code(fields, "K")
     return None if code is None else Keep(code, scope)
+
+
+def envelope_decoder() -> msgspec.json.Decoder:
+    """Splits a message whose top level is exactly ``schema`` and ``payload`` (Kafka
+    Connect's JsonConverter with ``schemas.enable``); refuses any other message."""
+    wrapped = msgspec.defstruct(
+        "Enveloped",
+        [("schema", msgspec.Raw), ("payload", msgspec.Raw)],
+        forbid_unknown_fields=True,
+    )
+    return msgspec.json.Decoder(wrapped)
 
 
 def outer_decoder() -> msgspec.json.Decoder:
