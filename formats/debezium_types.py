@@ -45,6 +45,7 @@ from deltaflow.formats.debezium_values import (
     converter,
     parse_timestamp,
 )
+from deltaflow.formats.nanos import with_nanos
 from deltaflow.formats.types import ARRAY, DECIMAL, MAP, MULTISET, ROW, DataType
 
 CONNECT_DECIMAL = "org.apache.kafka.connect.data.Decimal"
@@ -87,7 +88,16 @@ def _time_of_day(unit: int) -> Converter:
 
 
 def _instant(unit: int) -> Converter:
+    if unit < 0:  # nanoseconds: those below the microsecond kept (nanos.with_nanos)
+        return _nano_instant
     return lambda v: EPOCH + dt.timedelta(microseconds=_micros(v, unit))
+
+
+def _nano_instant(v: Any) -> dt.datetime:
+    if type(v) is not int:
+        raise ValueError(f"{v!r} is not an integer count of time units")
+    micros, nanos = divmod(v, 1000)
+    return with_nanos(EPOCH + dt.timedelta(microseconds=micros), nanos)
 
 
 def _days(v: Any) -> dt.date:
@@ -99,7 +109,7 @@ def _days(v: Any) -> dt.date:
 def _zoned(v: Any) -> dt.datetime:
     if type(v) is not str:
         raise ValueError(f"{v!r} is not a zoned timestamp text")
-    return parse_timestamp(v).replace(tzinfo=dt.UTC)
+    return parse_timestamp(v, nanos=True).replace(tzinfo=dt.UTC)
 
 
 def _connect_decimal(params: dict[str, Any]) -> Converter:

@@ -39,8 +39,9 @@ exact logical type when the message carries its schema):
 - BOOLEAN from a number: true when it is not zero (Flink reads every number as false).
 - ARRAY / MAP / ROW from a string: the string parsed as JSON (``io.debezium.data.Json``).
 
-TIME keeps at most milliseconds (Flink's TIME holds milliseconds), TIMESTAMP at most
-microseconds (Python's datetime); both are truncated to the column's precision.
+TIME keeps at most microseconds (Python's time; Flink's TIME holds milliseconds),
+TIMESTAMP(p <= 6) microseconds and TIMESTAMP(7..9) nanoseconds (``nanos``); each is
+truncated to the column's precision.
 """
 
 from __future__ import annotations
@@ -49,7 +50,6 @@ import base64
 import datetime as dt
 import math
 import re
-import struct
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -58,7 +58,8 @@ import msgspec
 
 from deltaflow.formats.debezium_decimals import DEFAULT as DEFAULT_DECIMALS
 from deltaflow.formats.debezium_decimals import decimal_converter
-from deltaflow.formats.printing import java_double
+from deltaflow.formats.nanos import plain, truncate, with_nanos
+from deltaflow.formats.printing import float32, java_double
 from deltaflow.formats.types import (
     ARRAY,
     BIGINT,
@@ -103,7 +104,6 @@ _TS_TEXT = re.compile(
     r"(Z|[+-]\d\d(?::?\d\d)?)?"
 )
 _JSON_TEXT = msgspec.json.Encoder(decimal_format="number")
-_F32_MAX = 3.4028234663852886e38
 
 
 def converter(dtype: DataType, decimals: str = DEFAULT_DECIMALS) -> Converter:
@@ -187,10 +187,7 @@ def to_double(v: Any) -> float:
 
 
 def _to_float(v: Any) -> float:
-    x = to_double(v)
-    if math.isfinite(x) and abs(x) > _F32_MAX:
-        return math.copysign(math.inf, x)
-    return struct.unpack("f", struct.pack("f", x))[0]
+    return float32(to_double(v))
 
 
 def _to_string(v: Any) -> str:
@@ -245,7 +242,7 @@ def time_from_int(v: int) -> dt.time:
 
 
 def _time(dtype: DataType) -> Converter:
-    keep = 10 ** (6 - min(dtype.precision or 0, 3))
+    keep = 10 ** (6 - min(dtype.precision or 0, 6))
 
     def convert(v: Any) -> dt.time:
         kind = type(v)
@@ -274,8 +271,9 @@ def epoch_micros(v: int) -> int:
     return v // 1000
 
 
-def parse_timestamp(text: str) -> dt.datetime:
-    """SQL or ISO-8601 timestamp text; naive in UTC when it carries an offset.
+def parse_timestamp(text: str, nanos: bool = False) -> dt.datetime:
+    """SQL or ISO-8601 timestamp text; naive in UTC when it carries an offset. With
+    ``nanos``, fraction digits 7 to 9 are kept (``nanos.with_nanos``).
 
     The common shapes ``yyyy-MM-dd HH:mm:ss`` with ``.SSS`` or ``.SSSSSS`` (or a
     ``T``) go to ``datetime.fromisoformat`` (C, six times the regex path); the
@@ -307,10 +305,14 @@ def parse_timestamp(text: str) -> dt.datetime:
         digits = zone[1:].replace(":", "")
         offset = dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:] or 0))
         out = out - offset if zone[0] == "+" else out + offset
+    if nanos and frac and len(frac) > 6:
+        return with_nanos(out, int(frac[6:].ljust(3, "0")))
     return out
 
 
 def _timestamp(dtype: DataType) -> Converter:
+    if dtype.precision is not None and dtype.precision > 6:
+        return _nano_timestamp(dtype)
     keep = 10 ** (6 - min(dtype.precision if dtype.precision is not None else 6, 6))
     zone = dt.UTC if dtype.root == TIMESTAMP_LTZ else None
     base = EPOCH.replace(tzinfo=zone)
@@ -327,11 +329,41 @@ def _timestamp(dtype: DataType) -> Converter:
             ts = v if v.tzinfo is None else v.astimezone(dt.UTC).replace(tzinfo=None)
         elif kind is dt.date:
             ts = dt.datetime(v.year, v.month, v.day)
+        elif isinstance(v, dt.datetime):  # with nanoseconds (a NanoTimestamp): dropped
+            ts = plain(v if v.tzinfo is None else v.astimezone(dt.UTC).replace(tzinfo=None))
         else:
             raise _wrong(v, f"a {dtype.root}")
         if zone is None and ts.tzinfo is None and not ts.microsecond % keep:
             return ts
         return ts.replace(microsecond=ts.microsecond // keep * keep, tzinfo=zone)
+
+    return convert
+
+
+def _nano_timestamp(dtype: DataType) -> Converter:
+    """TIMESTAMP(7..9): as ``_timestamp``, keeping the nanoseconds the type declares."""
+    precision = dtype.precision or 9
+    zone = dt.UTC if dtype.root == TIMESTAMP_LTZ else None
+    base = EPOCH.replace(tzinfo=zone)
+    delta = dt.timedelta
+
+    def convert(v: Any) -> dt.datetime:
+        kind = type(v)
+        if kind is int:
+            size = abs(v)
+            if size < 10**17:  # milliseconds or microseconds: nothing below them
+                return base + delta(0, 0, epoch_micros(v))
+            micros, nanos = divmod(v, 1000)
+            return truncate(with_nanos(base + delta(0, 0, micros), nanos), precision)
+        if kind is str:
+            ts = parse_timestamp(v, nanos=True)
+        elif isinstance(v, dt.datetime):
+            ts = v if v.tzinfo is None else v.astimezone(dt.UTC).replace(tzinfo=None)
+        elif kind is dt.date:
+            ts = dt.datetime(v.year, v.month, v.day)
+        else:
+            raise _wrong(v, f"a {dtype.root}")
+        return truncate(ts.replace(tzinfo=zone), precision)
 
     return convert
 

@@ -108,10 +108,27 @@ def test_timestamp_is_cut_to_the_column_precision() -> None:
     ]
 
 
-def test_time_keeps_whole_seconds_like_flink() -> None:
+def test_time_keeps_its_declared_precision() -> None:
+    # an intended difference: Flink's JSON format reads and writes whole seconds only
     s = spec("t TIME(3)")
-    assert decode(s, b'{"t": "10:11:12.345"}') == [(dt.time(10, 11, 12),)]
-    assert encode(s, (dt.time(10, 11, 12, 345000),)) == [{"t": "10:11:12"}]
+    assert decode(s, b'{"t": "10:11:12.345678"}') == [(dt.time(10, 11, 12, 345000),)]
+    assert encode(s, (dt.time(10, 11, 12, 345000),)) == [{"t": "10:11:12.345"}]
+    assert encode(s, (dt.time(23, 59, 59, 999999),)) == [{"t": "23:59:59.999"}]
+    assert encode(s, (dt.time(10, 11, 12),)) == [{"t": "10:11:12"}]
+    five = spec("t TIME(5)")
+    assert decode(five, b'{"t": "14:23:07.36672"}') == [(dt.time(14, 23, 7, 366720),)]
+    assert encode(five, (dt.time(14, 23, 7, 366720),)) == [{"t": "14:23:07.36672"}]
+    assert encode(spec("t TIME(0)"), (dt.time(10, 11, 12, 345000),)) == [{"t": "10:11:12"}]
+
+
+def test_float_is_written_as_javas_float_to_string() -> None:
+    s = spec("f FLOAT")
+    rows = [(0.10000000149011612,), (3.4028234663852886e38,), (4213.1298828125,), (1.0e-5,)]
+    got = make_encoder("json", s).encode(Batch([INSERT] * 4, rows))
+    assert got == [b'{"f":0.1}', b'{"f":3.4028235E38}', b'{"f":4213.13}', b'{"f":1.0E-5}']
+    # and read back as the same 32-bit floats; the largest float is no infinity
+    assert decode(s, b'{"f": 3.4028235E38}') == [(3.4028234663852886e38,)]
+    assert decode(s, b'{"f": 0.1}') == [(0.10000000149011612,)]
 
 
 def test_decimal_written_as_number_scientific_unless_plain_is_asked() -> None:
