@@ -14,8 +14,9 @@ column's type with the rules of ``debezium_values``:
 | io.debezium.time.Time, connect Time          | milliseconds of the day    | time               |
 | io.debezium.time.MicroTime / NanoTime        | micro / nanoseconds of day | time               |
 | io.debezium.time.Timestamp, connect Timestamp| epoch milliseconds         | naive datetime     |
-| io.debezium.time.MicroTimestamp / Nano...    | epoch micro / nanoseconds  | naive datetime     |
+| io.debezium.time.MicroTimestamp / Nano...    | epoch micro / nanoseconds  | naive datetime (+ nanos) |
 | io.debezium.time.ZonedTimestamp              | ISO text with offset       | datetime in UTC    |
+| io.debezium.time.ZonedTime                   | ISO time with offset       | time in UTC (TIME) |
 | io.debezium.data.Json                        | JSON text                  | parsed for ARRAY/MAP/ROW columns |
 
 Decimals under ``decimal.handling.mode`` ``double`` or ``string`` have no logical
@@ -26,6 +27,7 @@ reads them (``decimal_encodings``), whatever the table's ``decimal-encoding``.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 import msgspec
@@ -46,7 +48,7 @@ from deltaflow.formats.debezium_values import (
     parse_timestamp,
 )
 from deltaflow.formats.nanos import with_nanos
-from deltaflow.formats.types import ARRAY, DECIMAL, MAP, MULTISET, ROW, DataType
+from deltaflow.formats.types import ARRAY, DECIMAL, MAP, MULTISET, ROW, TIME, DataType
 
 CONNECT_DECIMAL = "org.apache.kafka.connect.data.Decimal"
 VARIABLE_SCALE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
@@ -67,6 +69,8 @@ _TIMESTAMP_UNITS = {
     "io.debezium.time.NanoTimestamp": -1000,
 }
 ZONED_TIMESTAMP = "io.debezium.time.ZonedTimestamp"
+ZONED_TIME = "io.debezium.time.ZonedTime"
+_ZONED_TIME = re.compile(r"(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d(?::?\d\d)?)")
 
 Logical = tuple[str, dict[str, Any]]
 
@@ -112,6 +116,22 @@ def _zoned(v: Any) -> dt.datetime:
     return parse_timestamp(v, nanos=True).replace(tzinfo=dt.UTC)
 
 
+def _zoned_time(v: Any) -> dt.time:
+    """``io.debezium.time.ZonedTime`` (``timetz``): ``HH:mm:ss[.f]`` with an offset, as
+    the time of day in UTC (a TIME column has no zone)."""
+    m = _ZONED_TIME.fullmatch(v) if type(v) is str else None
+    if m is None:
+        raise ValueError(f"{v!r} is not a zoned time text (HH:mm:ss[.f]Z)")
+    hour, minute, second, frac, zone = m.groups()
+    micros = int((frac or "0")[:6].ljust(6, "0"))
+    at = dt.datetime(2000, 1, 1, int(hour), int(minute), int(second), micros)
+    if zone != "Z":
+        digits = zone[1:].replace(":", "")
+        offset = dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:] or 0))
+        at = at - offset if zone[0] == "+" else at + offset
+    return at.time()
+
+
 def _connect_decimal(params: dict[str, Any]) -> Converter:
     scale = params.get("scale", 0)  # Connect writes parameters as strings: "2"
     return lambda v: unscaled(v, int(scale)) if type(v) is str else v
@@ -131,6 +151,8 @@ def logical_step(name: str, params: dict[str, Any], dtype: DataType) -> Converte
         return _instant(_TIMESTAMP_UNITS[name])
     if name == ZONED_TIMESTAMP:
         return _zoned
+    if name == ZONED_TIME and dtype.root == TIME:
+        return _zoned_time
     if name == JSON and dtype.root in (ARRAY, MAP, MULTISET, ROW):
         return msgspec.json.decode
     return None
