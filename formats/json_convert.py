@@ -3,8 +3,8 @@
 Decoding follows Flink's ``JsonToRowDataConverters``: numbers may arrive as JSON
 strings, a STRING column takes the text of any JSON value, BYTES are base64,
 TIMESTAMP is ``yyyy-MM-dd HH:mm:ss[.f]`` (SQL) or ``yyyy-MM-ddTHH:mm:ss[.f]``
-(ISO-8601), TIMESTAMP_LTZ the same with a trailing ``Z``, TIME ``HH:mm:ss`` (Flink
-keeps whole seconds only), DATE ``yyyy-MM-dd``. Encoding follows
+(ISO-8601), TIMESTAMP_LTZ the same with a trailing ``Z``, TIME ``HH:mm:ss[.f]`` (with
+the fraction digits TIME(p) declares, up to 6; Flink keeps milliseconds), DATE ``yyyy-MM-dd``. Encoding follows
 ``RowDataToJsonConverters``: fractions are printed with as many digits as needed
 and no trailing zeros, DECIMAL as a JSON number.
 
@@ -242,8 +242,9 @@ def _date(v: object) -> dt.date:
 
 
 def _time_reader(precision: int) -> Conv:
-    """``HH:mm:ss[.f]``, keeping ``precision`` fraction digits (at most 6). Flink keeps
-    whole seconds only; deltaflow keeps what TIME(p) declares (an intended difference)."""
+    """``HH:mm:ss[.f]``, keeping ``precision`` fraction digits (at most 6). Flink 2.3 keeps
+    milliseconds whatever p says (TIME(6) loses its last 3 digits, TIME(0) keeps 3);
+    deltaflow keeps what TIME(p) declares (an intended difference)."""
     keep = 10 ** (6 - min(precision, 6))
 
     def read(v: object) -> dt.time:
@@ -350,8 +351,8 @@ def timestamp_text(value: dt.datetime, iso: bool, ltz: bool) -> str:
 
 def time_writer(precision: int) -> Conv:
     """TIME(p) as ISO-8601 ``HH:mm:ss[.f]``: the fraction digits the value has, at most
-    ``p``. Flink writes whole seconds (its TIME holds milliseconds and its JSON writer
-    drops them); deltaflow writes the declared precision (an intended difference)."""
+    ``p``. Flink 2.3 writes at most milliseconds (its TIME holds milliseconds);
+    deltaflow writes the declared precision (an intended difference)."""
     keep = 10 ** (6 - min(precision, 6))
 
     def write(v: object) -> str:
