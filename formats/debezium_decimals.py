@@ -16,7 +16,8 @@ With the schema envelope the Connect schema says which one each field uses
 says so, with Flink's reading (a numeric string, or a JSON number) as the default:
 a base64 text such as ``"+999"`` also reads as a number, so guessing per value gives
 silent wrong results. A value that does not fit the chosen encoding is an error that
-names the option.
+names the option. JSON numbers are read as numbers in every encoding (an integer
+column declared DECIMAL): only text is ambiguous.
 
 A base64 value is read with the column's declared scale (Debezium writes the
 database column's scale; the table declares the same). Every value is then rounded
@@ -55,7 +56,7 @@ def mismatch(value: object, encoding: str) -> ValueError:
     """The error of a value that is not in the column's decimal encoding."""
     what = {
         STRING: "a number or numeric text",
-        BASE64: 'base64 bytes or a {"scale": .., "value": ..} decimal',
+        BASE64: 'base64 bytes, a {"scale": .., "value": ..} decimal or a JSON number',
         DOUBLE: "a JSON number",
     }[encoding]
     others = " or ".join(f"'{e}' ({_MODE[e]})" for e in ENCODINGS if e != encoding)
@@ -121,6 +122,10 @@ def _from_base64(v: Any, scale: int) -> Decimal:
         return unscaled(v, scale)
     if kind is dict:
         return variable_scale(v)
+    if kind is Decimal or kind is int:  # a JSON number (an integer column): unambiguous
+        return Decimal(v)
+    if kind is float:
+        return Decimal(repr(v))
     raise mismatch(v, BASE64)
 
 
@@ -168,9 +173,6 @@ def decimal_converter(dtype: DataType, encoding: str = DEFAULT) -> Callable[[Any
         if abs(out) >= limit:
             return None
         return out if out else abs(out)
-
-    if encoding == BASE64:  # a JSON number (read as a Decimal) is not base64
-        return checked
 
     def convert(v: Any) -> Decimal | None:
         if type(v) is Decimal:

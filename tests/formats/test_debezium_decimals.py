@@ -76,6 +76,8 @@ def test_the_precise_base64_text_that_also_reads_as_a_number() -> None:
         ("base64", b64(0, 1), Decimal("0.00")),
         # io.debezium.data.VariableScaleDecimal: its own scale, rounded to the column's
         ("base64", {"scale": 3, "value": b64(12345, 2)}, Decimal("12.35")),
+        ("base64", 12.5, Decimal("12.50")),  # a JSON number: an integer or double column
+        ("base64", 7, Decimal("7.00")),
         ("double", 2704.67, Decimal("2704.67")),
         ("double", -0.125, Decimal("-0.13")),
         ("double", 3, Decimal("3.00")),
@@ -101,7 +103,7 @@ def test_more_digits_than_the_precision_is_null_in_every_encoding() -> None:
         (None, "Ayo=", "not a number or numeric text"),
         ("string", {"scale": 1, "value": "AQ=="}, "not a number"),
         ("base64", "12.50", "not base64 bytes"),
-        ("base64", 12.5, "not base64 bytes"),
+        ("base64", True, "not base64 bytes"),
         ("double", "12.5", "not a JSON number"),
         ("double", "AA==", "not a JSON number"),
     ],
