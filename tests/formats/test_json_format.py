@@ -292,3 +292,25 @@ def test_nan_and_infinities_are_written_as_strings_and_read_back() -> None:
     assert json.loads(value) == {"a": "NaN", "b": "-Infinity", "c": 1.5}
     [(a, b, c)] = decode(s, value)
     assert a != a and b == float("-inf") and c == 1.5
+
+
+def test_timestamp_9_keeps_its_nanoseconds() -> None:
+    from deltaflow.formats.nanos import with_nanos
+
+    s = spec("ts TIMESTAMP(9); l TIMESTAMP_LTZ(9)")
+    text = b'{"ts": "2020-12-30 12:13:14.123456789", "l": "2020-12-30 12:13:14.000000001Z"}'
+    row = (
+        with_nanos(dt.datetime(2020, 12, 30, 12, 13, 14, 123456), 789),
+        with_nanos(dt.datetime(2020, 12, 30, 12, 13, 14, tzinfo=dt.UTC), 1),
+    )
+    assert decode(s, text) == [row]
+    assert encode(s, row) == [
+        {"ts": "2020-12-30 12:13:14.123456789", "l": "2020-12-30 12:13:14.000000001Z"}
+    ]
+    eight = spec("ts TIMESTAMP(8)")
+    assert decode(eight, b'{"ts": "2020-12-30 12:13:14.123456789"}') == [
+        (with_nanos(dt.datetime(2020, 12, 30, 12, 13, 14, 123456), 780),)
+    ]
+    assert decode(s, b'{"ts": "2020-12-30 12:13:14.5", "l": null}') == [
+        (dt.datetime(2020, 12, 30, 12, 13, 14, 500000), None)
+    ]

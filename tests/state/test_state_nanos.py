@@ -86,3 +86,17 @@ def test_state_values_keep_the_nanoseconds() -> None:
     entries = [((1, with_nanos(BASE, 5)), 1, 0), ((2, BASE), 1, 0)]
     assert typed.decode(typed.encode(entries)) == entries
     assert typed.encode_many([entries])[0] == typed.encode(entries)
+
+
+def test_text_of_a_timestamp_with_nanoseconds() -> None:
+    from deltaflow.formats.printing import format_instant, format_timestamp
+    from deltaflow.processor.exprs.lib_temporal import format_timestamp as cast_text
+    from deltaflow.processor.exprs.lib_temporal import truncate_micros
+
+    a = with_nanos(BASE, 7)
+    assert format_timestamp(a) == "2024-02-29T23:59:59.999999007"  # LocalDateTime.toString
+    assert format_instant(with_nanos(BASE.replace(tzinfo=dt.UTC), 7)).endswith(".999999007Z")
+    assert cast_text(a, 9) == "2024-02-29 23:59:59.999999007"  # CAST(.. AS STRING)
+    assert cast_text(a, 7) == "2024-02-29 23:59:59.9999990"
+    assert truncate_micros(a, 6) == BASE and type(truncate_micros(a, 6)) is dt.datetime
+    assert truncate_micros(a, 9) is a
