@@ -33,9 +33,7 @@ class RowKind(IntEnum):
         try:
             return _BY_SHORT[short]
         except KeyError:
-            raise ValueError(
-                f"unknown row kind {short!r}; expected one of +I, -U, +U, -D"
-            ) from None
+            raise ValueError(f"unknown row kind {short!r}; expected one of +I, -U, +U, -D") from None
 
 
 INSERT = RowKind.INSERT

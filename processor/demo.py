@@ -18,11 +18,7 @@ from pathlib import Path
 
 from deltaflow.formats.printing import row_printer
 
-TOPICS = (
-    "dbserver1.inventory.customers",
-    "dbserver1.inventory.products",
-    "dbserver1.inventory.orders",
-)
+TOPICS = ("dbserver1.inventory.customers", "dbserver1.inventory.products", "dbserver1.inventory.orders")
 RESULT_TOPIC = "customer_totals"
 
 
@@ -41,9 +37,7 @@ def load_events(bootstrap: str) -> int:
     lines = example_text("inventory.jsonl").splitlines()
     for line in lines:
         event = json.loads(line)
-        producer.produce(
-            event["topic"], key=json.dumps(event["key"]), value=json.dumps(event["value"])
-        )
+        producer.produce(event["topic"], key=json.dumps(event["key"]), value=json.dumps(event["value"]))
     producer.flush(30)
     return len(lines)
 
@@ -117,10 +111,8 @@ def run_demo(bootstrap: str, state_dir: Path) -> list[dict]:
     print(planned.explain())
     job = Job(planned.plan, JobOptions(state_dir=state_dir, bootstrap=bootstrap))
     job.run()
-    print(
-        f"\n== 3. Ran to the end of the topics: {job.stats.total_in} changes in, "
-        f"{sum(job.stats.events_out.values())} changes out to topic {RESULT_TOPIC!r}"
-    )
+    print(f"\n== 3. Ran to the end of the topics: {job.stats.total_in} changes in, "
+          f"{sum(job.stats.events_out.values())} changes out to topic {RESULT_TOPIC!r}")
     table = read_result(bootstrap)
     rows = sorted(table.values(), key=lambda r: r["customer_id"])
     print(f"\n== 4. Final table in {RESULT_TOPIC!r} (upsert topic, read back)\n")
