@@ -61,6 +61,8 @@ def java_float(x: float) -> str:
     read back as the same 32-bit value, the closest of them (``0.1``, ``4213.13``,
     ``3.4028235E38``, ``1.4E-45``), in Java's layout (JDK 19 and later; JDK 17 prints
     more digits than needed for about one float in ten)."""
+    if not x:  # 0.0 and -0.0 are one dict key, but print differently
+        return java_double(float32(x))
     text = _FLOAT_TEXT.get(x)
     if text is None:
         if len(_FLOAT_TEXT) >= _FLOAT_MEMO:

@@ -314,3 +314,12 @@ def test_timestamp_9_keeps_its_nanoseconds() -> None:
     assert decode(s, b'{"ts": "2020-12-30 12:13:14.5", "l": null}') == [
         (dt.datetime(2020, 12, 30, 12, 13, 14, 500000), None)
     ]
+
+
+def test_float_signs_zeros_and_the_non_finite() -> None:
+    from deltaflow.formats.printing import java_float
+
+    assert [java_float(x) for x in (0.0, -0.0, 0.0, -0.0)] == ["0.0", "-0.0", "0.0", "-0.0"]
+    assert java_float(3.5e38) == "Infinity"  # beyond the largest float: Java's (float) cast
+    assert java_float(float("nan")) == "NaN"
+    assert java_float(1.401298464324817e-45) == "1.4E-45"  # at least two digits, the closest
