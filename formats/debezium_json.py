@@ -39,14 +39,23 @@ import msgspec
 from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch, RawBatch
 from deltaflow.formats.codec_support import bool_option, choice_option, on_error_policy
 from deltaflow.formats.codec_support import check_options as check_options_of
+from deltaflow.formats.debezium_decimals import DEFAULT as DEFAULT_DECIMALS
+from deltaflow.formats.debezium_decimals import ENCODINGS as DECIMAL_ENCODINGS
+from deltaflow.formats.debezium_decimals import OPTION as DECIMALS_OPTION
 from deltaflow.formats.debezium_plan import (
     CONVERSION_ERRORS,
     Bad,
     Plan,
+    envelope_decoder,
     metadata_reader,
     outer_decoder,
 )
-from deltaflow.formats.debezium_types import logical_fields, logical_step
+from deltaflow.formats.debezium_types import (
+    decimal_encodings,
+    image_fields,
+    logical_fields,
+    logical_step,
+)
 from deltaflow.formats.errors import FormatError
 from deltaflow.formats.spec import FormatSpec
 
@@ -59,6 +68,7 @@ OPTIONS = (
     "map-null-key.literal",
     "encode.decimal-as-plain-number",
     "encode.ignore-null-fields",
+    "decimal-encoding",
 )
 REPLICA_IDENTITY = (
     'The "before" field of {} message is null, if you are using Debezium Postgres '
@@ -76,6 +86,10 @@ _LOOSE_BATCHES = 64  # batches read loose before the typed decode is tried again
 _NO_SCHEMA = object()  # no schema seen yet: never equal to a message's schema
 
 
+class LogicalMessage(Exception):
+    """A Debezium logical decoding message (``op`` ``m``): skipped and counted."""
+
+
 def check_options(options: dict[str, str]) -> None:
     """Raise ``DeltaflowError`` for an unknown option or a bad option value."""
     check_options_of(NAME, options, OPTIONS)
@@ -84,6 +98,12 @@ def check_options(options: dict[str, str]) -> None:
             bool_option(NAME, options, key, False)
     choice_option(NAME, options, "timestamp-format.standard", ("SQL", "ISO-8601"), "SQL")
     choice_option(NAME, options, "map-null-key.mode", ("FAIL", "DROP", "LITERAL"), "FAIL")
+    decimal_encoding(options)
+
+
+def decimal_encoding(options: dict[str, str]) -> str:
+    """The table's ``decimal-encoding``: how DECIMAL values travel without a schema."""
+    return choice_option(NAME, options, DECIMALS_OPTION, DECIMAL_ENCODINGS, DEFAULT_DECIMALS)
 
 
 class DebeziumJsonDecoder:
@@ -98,6 +118,7 @@ class DebeziumJsonDecoder:
         self.nulled = 0
         self.dead_letters: list[tuple[str, int, int, bytes | None, str]] = []
         self._include = bool_option(NAME, spec.options, "schema-include", False)
+        self._decimals = decimal_encoding(spec.options)
         self._columns = list(spec.physical)
         keys = [key for key, _ in spec.metadata]
         self._meta = [metadata_reader(key, dtype) for key, dtype in spec.metadata]
@@ -110,7 +131,13 @@ class DebeziumJsonDecoder:
         self._loose: Plan | None = None  # built when the data asks for it (_loosen)
         self._loose_left = 0
         self._plans: dict[bytes, Plan] = {}
-        self._outer = outer_decoder() if self._include else None
+        # the split of {"schema": .., "payload": ..}: always with schema-include; without
+        # it, while the topic's messages come in that envelope by themselves
+        self._outer: msgspec.json.Decoder | None = outer_decoder() if self._include else None
+        self._envelope = envelope_decoder()  # exactly the two keys: the envelope by itself
+        self._seen = [0, 0]  # this batch's messages read wrapped / plain by _one (no option)
+        self.logical_messages = 0  # op "m" (logical decoding messages): skipped, counted
+        self._counted: dict[tuple[str, int], int] = {}  # the last offset counted there
 
     def decode(self, raw: RawBatch) -> Batch:
         kinds: list[int] = []
@@ -119,7 +146,21 @@ class DebeziumJsonDecoder:
             self._decode_plain(raw, kinds, rows)
         else:
             self._decode_wrapped(raw, kinds, rows)
+        if not self._include:
+            self._follow_envelope()
         return Batch(kinds, rows)
+
+    def _follow_envelope(self) -> None:
+        """Without ``schema-include``: read the next batches through the envelope's loop
+        once most messages of a batch came in ``{"schema": .., "payload": ..}`` (Kafka
+        Connect's JsonConverter default), and through the plain loop again once most
+        did not. Only the speed depends on it: ``_one`` reads either kind."""
+        wrapped, plain = self._seen
+        if self._outer is None and wrapped > plain:
+            self._outer = self._envelope
+        elif self._outer is not None and plain > wrapped:
+            self._outer = None
+        self._seen = [0, 0]
 
     def _decode_plain(self, raw: RawBatch, kinds: list[int], rows: list[tuple]) -> None:
         """The common case in one compiled loop: no schema envelope.
@@ -135,6 +176,7 @@ class DebeziumJsonDecoder:
             one(raw, i, value, kinds, rows)
 
         self.filtered += self._plain.run(raw.values, kinds, rows, checked)
+        self._seen[1] += len(raw.values) - slow[0]
         if self._plain is not self._typed:
             self._loose_left -= 1
             if self._loose_left <= 0:
@@ -149,7 +191,15 @@ class DebeziumJsonDecoder:
         columns: the loose plan reads the row images only.)"""
         if self._loose is None:
             skip = self.policy == "skip"
-            self._loose = Plan(self._columns, {}, [], skip, self._demanded, loose=True)
+            self._loose = Plan(
+                self._columns,
+                {},
+                [],
+                skip,
+                self._demanded,
+                loose=True,
+                default_decimals=self._decimals,
+            )
         self._plain, self._loose_left = self._loose, _LOOSE_BATCHES
 
     def _decode_wrapped(self, raw: RawBatch, kinds: list[int], rows: list[tuple]) -> None:
@@ -167,6 +217,7 @@ class DebeziumJsonDecoder:
             if index:
                 slow = lambda j, _: one(raw, index[j], values[index[j]], kinds, rows)  # noqa: E731
                 self.filtered += plan.run(payloads, kinds, rows, slow, text)
+                self._seen[0] += len(index)
                 index.clear()
                 payloads.clear()
 
@@ -194,16 +245,29 @@ class DebeziumJsonDecoder:
     def _one(self, raw: RawBatch, i: int, value: Any, kinds: list[int], rows: list[tuple]) -> None:
         try:
             self._decode_one(value, kinds, rows)
+        except LogicalMessage:
+            self._count_message(raw, i)
         except Bad as bad:
             self._reject(raw, i, value, bad)
         except RecursionError:
             self._reject(raw, i, value, Bad("the JSON is nested too deeply to read"))
 
+    def _count_message(self, raw: RawBatch, i: int) -> None:
+        """Count a logical decoding message once, also when its batch is decoded again
+        (a source matching rows to records decodes records one at a time)."""
+        offset = raw.offsets[i] if i < len(raw.offsets) else -1
+        where = (raw.topic, raw.partition)
+        if offset < 0 or offset > self._counted.get(where, -1):
+            self._counted[where] = offset
+            self.logical_messages += 1
+
     def _decode_one(self, value: Any, kinds: list[int], rows: list[tuple]) -> None:
         plan = self._plain
         schema = None
-        if self._outer is not None:
+        if self._include:
             plan, value, schema = self._unwrap(value)
+        elif (wrapped := self._enveloped(value)) is not None:
+            plan, value, schema = self._unwrapped(wrapped)
         try:
             env = plan.fast.decode(value)
             read = plan.read
@@ -215,8 +279,10 @@ class DebeziumJsonDecoder:
             raise Bad(f"invalid JSON: {exc}") from None
         except CONVERSION_ERRORS:
             env, before, after = self._checked(plan, value)
-        meta = self._metadata(env, schema) if self._meta else ()
         op = env.op
+        if op == "m":  # a logical decoding message (pg_logical_emit_message): no row change
+            raise LogicalMessage
+        meta = self._metadata(env, schema) if self._meta else ()
         if op == "c" or op == "r":
             if after is None:
                 raise Bad(
@@ -252,6 +318,17 @@ class DebeziumJsonDecoder:
         self.nulled += nulled
         return env, before, after
 
+    def _enveloped(self, value: Any) -> Any:
+        """The split envelope when ``value`` is exactly ``{"schema": .., "payload": ..}``
+        (a Debezium change event never is), else None; counted for ``_follow_envelope``."""
+        try:
+            wrapped = self._envelope.decode(value)
+        except msgspec.DecodeError:  # also a ValidationError: another key, or one missing
+            self._seen[1] += 1
+            return None
+        self._seen[0] += 1
+        return wrapped
+
     def _unwrap(self, value: Any) -> tuple[Plan, Any, str | None]:
         try:
             outer = self._outer.decode(value)  # type: ignore[union-attr]
@@ -259,9 +336,18 @@ class DebeziumJsonDecoder:
             raise Bad(f"invalid JSON: {exc}") from None
         if outer.payload is None or bytes(outer.payload) == b"null":
             raise Bad(
-                'the message has no "payload" field',
-                f"Set '{NAME}.schema-include' = 'false' for messages without a schema envelope",
+                'the message has no "payload" field, though '
+                f"'{NAME}.schema-include' = 'true' says every message is wrapped in "
+                '{"schema": .., "payload": ..}',
+                f"Set '{NAME}.schema-include' = 'false' (or leave it out): deltaflow then "
+                "reads messages with and without the envelope",
             )
+        return self._unwrapped(outer)
+
+    def _unwrapped(self, outer: Any) -> tuple[Plan, Any, str | None]:
+        """The plan of the envelope's schema, its payload, and the schema text."""
+        if outer.payload is None or bytes(outer.payload) == b"null":
+            raise Bad('the "payload" of the schema envelope is null')
         key = bytes(outer.schema) if outer.schema is not None else b"null"
         plan = self._plan_for(key)
         schema = key.decode("utf-8", "replace") if self._wants_schema and key != b"null" else None
@@ -271,21 +357,26 @@ class DebeziumJsonDecoder:
         plan = self._plans.get(key)
         if plan is None:
             try:
-                logical = logical_fields(msgspec.json.decode(key))
+                fields = image_fields(msgspec.json.decode(key))
             except msgspec.DecodeError as exc:
                 raise Bad(f'invalid JSON in the "schema" field: {exc}') from None
+            logical = logical_fields(fields)
             used = {
                 name: logical[name]
                 for name, dtype in self._columns
                 if name in logical and logical_step(*logical[name], dtype) is not None
             }
-            plan = self._plan(used) if used else self._plain
+            decimals = decimal_encodings(fields, self._columns, self._decimals)
+            plain = not used and all(e == self._decimals for e in decimals.values())
+            plan = self._plain if plain else self._plan(used, decimals)
             if len(self._plans) >= _PLAN_CACHE:
                 self._plans.clear()
             self._plans[key] = plan
         return plan
 
-    def _plan(self, logical: dict) -> Plan:
+    def _plan(self, logical: dict, decimals: dict[str, str] | None = None) -> Plan:
+        """The plan of one schema: its logical types, and the encoding of each DECIMAL
+        column (the table's ``decimal-encoding`` where the schema does not say)."""
         skip = self.policy == "skip"
         return Plan(
             self._columns,
@@ -295,6 +386,8 @@ class DebeziumJsonDecoder:
             self._demanded,
             self._meta,
             prefilter=self._prefilter,
+            decimals=decimals,
+            default_decimals=self._decimals,
         )
 
     def _bad_op(self, op: Any, value: Any) -> Bad:

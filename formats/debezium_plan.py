@@ -15,13 +15,14 @@ from typing import Annotated, Any
 import msgspec
 
 from deltaflow.formats.debezium_compile import Keep, RowCode
+from deltaflow.formats.debezium_decimals import DEFAULT as DEFAULT_DECIMALS
+from deltaflow.formats.debezium_decimals import decimal_rounding
 from deltaflow.formats.debezium_types import Logical, column_converter
 from deltaflow.formats.debezium_values import (
     CONVERSION_ERRORS,
     INT_BITS,
     Converter,
     converter,
-    decimal_rounding,
     show,
 )
 from deltaflow.formats.errors import DeltaflowError
@@ -40,7 +41,14 @@ from deltaflow.formats.types import (
     string,
 )
 
-__all__ = ["CONVERSION_ERRORS", "Bad", "Plan", "metadata_reader", "outer_decoder"]
+__all__ = [
+    "CONVERSION_ERRORS",
+    "Bad",
+    "Plan",
+    "envelope_decoder",
+    "metadata_reader",
+    "outer_decoder",
+]
 
 _UTC_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 # the fields of "source" that metadata keys other than source.properties read
@@ -62,8 +70,9 @@ class Bad(Exception):
         self.hint = hint
 
 
-def _fast_type(dtype: DataType) -> Any:
-    """The msgspec type that checks and converts a value of ``dtype`` itself, or None."""
+def _fast_type(dtype: DataType, decimals: str) -> Any:
+    """The msgspec type that checks and converts a value of ``dtype`` itself, or None
+    (msgspec's Decimal reads numbers and numeric text: the ``string`` encoding)."""
     root = dtype.root
     if root in STRING_ROOTS:
         return str | None
@@ -71,8 +80,8 @@ def _fast_type(dtype: DataType) -> Any:
         return bool | None
     if root == DOUBLE:
         return float | None
-    if root == DECIMAL:
-        return Decimal | None  # still rounded to the scale by the column converter
+    if root == DECIMAL:  # still rounded to the scale by the column converter
+        return Decimal | None if decimals == DEFAULT_DECIMALS else None
     if root in INT_BITS:
         bits = INT_BITS[root]
         return Annotated[int, msgspec.Meta(ge=-(1 << (bits - 1)), le=(1 << (bits - 1)) - 1)] | None
@@ -105,10 +114,13 @@ class Plan:
         meta: Sequence[Any] = (),
         loose: bool = False,
         prefilter: PreFilter | None = None,
+        decimals: dict[str, str] | None = None,
+        default_decimals: str = DEFAULT_DECIMALS,
     ) -> None:
         self.columns = columns
         self.null_bad_fields = null_bad_fields
-        self.convs = [column_converter(t, logical.get(n)) for n, t in columns]
+        encoding = {n: (decimals or {}).get(n, default_decimals) for n, _ in columns}
+        self.convs = [column_converter(t, logical.get(n), encoding[n]) for n, t in columns]
         self.skipped = {
             i for i, (n, _) in enumerate(columns) if demanded is not None and n not in demanded
         }
@@ -118,7 +130,7 @@ class Plan:
         for i, (name, dtype) in enumerate(columns):
             if i in self.skipped:
                 continue  # not in the struct: msgspec skips the field without building it
-            typed = None if loose or name in logical else _fast_type(dtype)
+            typed = None if loose or name in logical else _fast_type(dtype, encoding[name])
             if typed is None or dtype.root == DECIMAL:
                 posts[i] = self.convs[i]
             if typed is not None and dtype.root == DECIMAL:
@@ -209,6 +221,17 @@ def _keep(prefilter: PreFilter, plain: dict[str, int], columns: list) -> Keep | 
     fields = {t.column: f"{{o}}.c{plain[t.column]}" for t in tests}
     code, scope = PreFilter(tests).code(fields, "K")
     return None if code is None else Keep(code, scope)
+
+
+def envelope_decoder() -> msgspec.json.Decoder:
+    """Splits a message whose top level is exactly ``schema`` and ``payload`` (Kafka
+    Connect's JsonConverter with ``schemas.enable``); refuses any other message."""
+    wrapped = msgspec.defstruct(
+        "Enveloped",
+        [("schema", msgspec.Raw), ("payload", msgspec.Raw)],
+        forbid_unknown_fields=True,
+    )
+    return msgspec.json.Decoder(wrapped)
 
 
 def outer_decoder() -> msgspec.json.Decoder:

@@ -11,7 +11,9 @@ Flink's debezium-json uses for ``before`` and ``after``:
   truncate a fractional JSON number toward zero, as Jackson's ``asInt``/``asLong``.
   An integer outside the column's range is an error.
 - DECIMAL(p, s): rounded HALF_UP to s digits; a value with more than p digits
-  becomes NULL, as Flink's ``DecimalData.fromBigDecimal`` returns null.
+  becomes NULL, as Flink's ``DecimalData.fromBigDecimal`` returns null. How the
+  value is encoded (numeric text, base64, double) is the table's
+  ``decimal-encoding``, never guessed (``debezium_decimals``).
 - STRING: the text of any JSON value (numbers as Java prints them, objects and
   arrays as compact JSON).
 - BOOLEAN: ``true``/``false``; a string is true when it is ``"true"`` in any case
@@ -34,15 +36,12 @@ exact logical type when the message carries its schema):
 - TIMESTAMP / TIMESTAMP_LTZ from a string: ``yyyy-MM-dd HH:mm:ss[.f]`` or with ``T``,
   with an optional ``Z`` or offset (``io.debezium.time.ZonedTimestamp``), whatever
   ``timestamp-format.standard`` says; a timestamp with an offset is moved to UTC.
-- DECIMAL from a string that is not a number: base64 of the big-endian two's
-  complement unscaled value (``org.apache.kafka.connect.data.Decimal``) with the
-  column's scale; from an object ``{"scale": s, "value": base64}``
-  (``io.debezium.data.VariableScaleDecimal``).
 - BOOLEAN from a number: true when it is not zero (Flink reads every number as false).
 - ARRAY / MAP / ROW from a string: the string parsed as JSON (``io.debezium.data.Json``).
 
-TIME keeps at most milliseconds (Flink's TIME holds milliseconds), TIMESTAMP at most
-microseconds (Python's datetime); both are truncated to the column's precision.
+TIME keeps at most microseconds (Python's time; Flink's TIME holds milliseconds),
+TIMESTAMP(p <= 6) microseconds and TIMESTAMP(7..9) nanoseconds (``nanos``); each is
+truncated to the column's precision.
 """
 
 from __future__ import annotations
@@ -51,14 +50,16 @@ import base64
 import datetime as dt
 import math
 import re
-import struct
 from collections.abc import Callable
-from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 import msgspec
 
-from deltaflow.formats.printing import java_double
+from deltaflow.formats.debezium_decimals import DEFAULT as DEFAULT_DECIMALS
+from deltaflow.formats.debezium_decimals import decimal_converter
+from deltaflow.formats.nanos import plain, truncate, with_nanos
+from deltaflow.formats.printing import float32, java_double
 from deltaflow.formats.types import (
     ARRAY,
     BIGINT,
@@ -103,16 +104,20 @@ _TS_TEXT = re.compile(
     r"(Z|[+-]\d\d(?::?\d\d)?)?"
 )
 _JSON_TEXT = msgspec.json.Encoder(decimal_format="number")
-_F32_MAX = 3.4028234663852886e38
 
 
-def converter(dtype: DataType) -> Converter:
-    """The function turning one non-null JSON value into the Python value of ``dtype``."""
+def converter(dtype: DataType, decimals: str = DEFAULT_DECIMALS) -> Converter:
+    """The function turning one non-null JSON value into the Python value of ``dtype``;
+    ``decimals`` is how DECIMAL values are encoded (``debezium_decimals``)."""
     root = dtype.root
     if root in INT_BITS:
         return _integer(dtype)
     if root in BINARY_ROOTS:
         return _to_bytes
+    if root == DECIMAL:
+        return decimal_converter(dtype, decimals)
+    if root in (ARRAY, MAP, MULTISET, ROW):
+        return _NESTED[root](dtype, decimals)
     factory = _FACTORIES.get(root)
     if factory is None:
         raise TypeError(f"debezium-json does not read columns of type {dtype}")
@@ -182,10 +187,7 @@ def to_double(v: Any) -> float:
 
 
 def _to_float(v: Any) -> float:
-    x = to_double(v)
-    if math.isfinite(x) and abs(x) > _F32_MAX:
-        return math.copysign(math.inf, x)
-    return struct.unpack("f", struct.pack("f", x))[0]
+    return float32(to_double(v))
 
 
 def _to_string(v: Any) -> str:
@@ -211,84 +213,6 @@ def _to_bytes(v: Any) -> bytes:
     if type(v) is bytes:
         return v
     raise _wrong(v, "base64 text")
-
-
-def unscaled(text: str, scale: int) -> Decimal:
-    """``org.apache.kafka.connect.data.Decimal``: base64 big-endian two's complement."""
-    raw = base64.b64decode(text, validate=True)
-    if not raw:
-        raise ValueError("empty base64 DECIMAL")
-    return Decimal(int.from_bytes(raw, "big", signed=True)).scaleb(-scale)
-
-
-def variable_scale(v: Any) -> Decimal:
-    """``io.debezium.data.VariableScaleDecimal``: ``{"scale": s, "value": base64}``."""
-    if type(v) is not dict or type(v.get("scale")) is not int or type(v.get("value")) is not str:
-        raise _wrong(v, 'a {"scale": .., "value": ..} decimal')
-    return unscaled(v["value"], v["scale"])
-
-
-def decimal_rounding(dtype: DataType) -> tuple[Decimal, Context]:
-    """The quantum of a DECIMAL column and a context whose quantize raises
-    ``InvalidOperation`` when the result needs more digits than the precision (or
-    the value is infinite).
-
-    ``d.quantize(quantum, None, context)`` is the column's value of a Decimal ``d``
-    whenever it returns a nonzero finite number; for any other outcome the column's
-    converter decides (NULL, an error, or an unsigned zero).
-    """
-    precision = dtype.precision if dtype.precision is not None else 10
-    exact = Context(prec=precision, rounding=ROUND_HALF_UP, traps=[InvalidOperation])
-    return Decimal(1).scaleb(-(dtype.scale or 0)), exact
-
-
-def _decimal(dtype: DataType) -> Converter:
-    precision = dtype.precision if dtype.precision is not None else 10
-    scale = dtype.scale or 0
-    quantum, exact = decimal_rounding(dtype)
-    limit = Decimal(10) ** (precision - scale)
-    context = Context(prec=precision + 2, rounding=ROUND_HALF_UP)
-
-    def number(v: Any) -> Decimal:
-        kind = type(v)
-        if kind is Decimal:
-            return v
-        if kind is int:
-            return Decimal(v)
-        if kind is float:
-            return Decimal(repr(v))
-        if kind is str:
-            try:
-                return Decimal(v.strip())
-            except InvalidOperation:
-                return unscaled(v, scale)
-        if kind is dict:
-            return variable_scale(v)
-        raise _wrong(v, f"a DECIMAL({precision}, {scale})")
-
-    def checked(v: Any) -> Decimal | None:
-        d = number(v)
-        if not d.is_finite():
-            raise _wrong(v, f"a DECIMAL({precision}, {scale})")
-        if d and d.adjusted() >= precision - scale:
-            return None  # more digits than the precision: NULL, as Flink
-        out = d.quantize(quantum, context=context)
-        if abs(out) >= limit:
-            return None
-        return out if out else abs(out)
-
-    def convert(v: Any) -> Decimal | None:
-        if type(v) is Decimal:
-            try:
-                out = v.quantize(quantum, context=exact)
-            except InvalidOperation:
-                return checked(v)
-            if out and out.is_finite():
-                return out
-            return checked(v)  # zero (its sign is dropped) or NaN
-        return checked(v)
-
-    return convert
 
 
 def _to_date(v: Any) -> dt.date:
@@ -318,7 +242,7 @@ def time_from_int(v: int) -> dt.time:
 
 
 def _time(dtype: DataType) -> Converter:
-    keep = 10 ** (6 - min(dtype.precision or 0, 3))
+    keep = 10 ** (6 - min(dtype.precision or 0, 6))
 
     def convert(v: Any) -> dt.time:
         kind = type(v)
@@ -347,8 +271,9 @@ def epoch_micros(v: int) -> int:
     return v // 1000
 
 
-def parse_timestamp(text: str) -> dt.datetime:
-    """SQL or ISO-8601 timestamp text; naive in UTC when it carries an offset.
+def parse_timestamp(text: str, nanos: bool = False) -> dt.datetime:
+    """SQL or ISO-8601 timestamp text; naive in UTC when it carries an offset. With
+    ``nanos``, fraction digits 7 to 9 are kept (``nanos.with_nanos``).
 
     The common shapes ``yyyy-MM-dd HH:mm:ss`` with ``.SSS`` or ``.SSSSSS`` (or a
     ``T``) go to ``datetime.fromisoformat`` (C, six times the regex path); the
@@ -380,10 +305,14 @@ def parse_timestamp(text: str) -> dt.datetime:
         digits = zone[1:].replace(":", "")
         offset = dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:] or 0))
         out = out - offset if zone[0] == "+" else out + offset
+    if nanos and frac and len(frac) > 6:
+        return with_nanos(out, int(frac[6:].ljust(3, "0")))
     return out
 
 
 def _timestamp(dtype: DataType) -> Converter:
+    if dtype.precision is not None and dtype.precision > 6:
+        return _nano_timestamp(dtype)
     keep = 10 ** (6 - min(dtype.precision if dtype.precision is not None else 6, 6))
     zone = dt.UTC if dtype.root == TIMESTAMP_LTZ else None
     base = EPOCH.replace(tzinfo=zone)
@@ -400,11 +329,41 @@ def _timestamp(dtype: DataType) -> Converter:
             ts = v if v.tzinfo is None else v.astimezone(dt.UTC).replace(tzinfo=None)
         elif kind is dt.date:
             ts = dt.datetime(v.year, v.month, v.day)
+        elif isinstance(v, dt.datetime):  # with nanoseconds (a NanoTimestamp): dropped
+            ts = plain(v if v.tzinfo is None else v.astimezone(dt.UTC).replace(tzinfo=None))
         else:
             raise _wrong(v, f"a {dtype.root}")
         if zone is None and ts.tzinfo is None and not ts.microsecond % keep:
             return ts
         return ts.replace(microsecond=ts.microsecond // keep * keep, tzinfo=zone)
+
+    return convert
+
+
+def _nano_timestamp(dtype: DataType) -> Converter:
+    """TIMESTAMP(7..9): as ``_timestamp``, keeping the nanoseconds the type declares."""
+    precision = dtype.precision or 9
+    zone = dt.UTC if dtype.root == TIMESTAMP_LTZ else None
+    base = EPOCH.replace(tzinfo=zone)
+    delta = dt.timedelta
+
+    def convert(v: Any) -> dt.datetime:
+        kind = type(v)
+        if kind is int:
+            size = abs(v)
+            if size < 10**17:  # milliseconds or microseconds: nothing below them
+                return base + delta(0, 0, epoch_micros(v))
+            micros, nanos = divmod(v, 1000)
+            return truncate(with_nanos(base + delta(0, 0, micros), nanos), precision)
+        if kind is str:
+            ts = parse_timestamp(v, nanos=True)
+        elif isinstance(v, dt.datetime):
+            ts = v if v.tzinfo is None else v.astimezone(dt.UTC).replace(tzinfo=None)
+        elif kind is dt.date:
+            ts = dt.datetime(v.year, v.month, v.day)
+        else:
+            raise _wrong(v, f"a {dtype.root}")
+        return truncate(ts.replace(tzinfo=zone), precision)
 
     return convert
 
@@ -417,24 +376,24 @@ def _json_container(v: Any, kind: type, what: str) -> Any:
     return v
 
 
-def _array(dtype: DataType) -> Converter:
-    inner = converter(dtype.element)  # type: ignore[arg-type]
+def _array(dtype: DataType, decimals: str) -> Converter:
+    inner = converter(dtype.element, decimals)  # type: ignore[arg-type]
     return lambda v: [
         None if x is None else inner(x) for x in _json_container(v, list, "a JSON array")
     ]
 
 
-def _map(dtype: DataType) -> Converter:
-    key = converter(dtype.element)  # type: ignore[arg-type]
-    value = converter(dtype.value or DataType(INT))
+def _map(dtype: DataType, decimals: str) -> Converter:
+    key = converter(dtype.element, decimals)  # type: ignore[arg-type]
+    value = converter(dtype.value or DataType(INT), decimals)
     return lambda v: {
         key(k): None if x is None else value(x)
         for k, x in _json_container(v, dict, "a JSON object").items()
     }
 
 
-def _row(dtype: DataType) -> Converter:
-    pairs = [(name, converter(t)) for name, t in dtype.fields]
+def _row(dtype: DataType, decimals: str) -> Converter:
+    pairs = [(name, converter(t, decimals)) for name, t in dtype.fields]
 
     def convert(v: Any) -> tuple:
         obj = _json_container(v, dict, "a JSON object")
@@ -443,20 +402,21 @@ def _row(dtype: DataType) -> Converter:
     return convert
 
 
+_NESTED: dict[str, Callable[[DataType, str], Converter]] = {
+    ARRAY: _array,
+    MAP: _map,
+    MULTISET: _map,
+    ROW: _row,
+}
 _FACTORIES: dict[str, Callable[[DataType], Converter]] = {
     BOOLEAN: lambda t: _to_boolean,
     DOUBLE: lambda t: to_double,
     FLOAT: lambda t: _to_float,
     VARCHAR: lambda t: _to_string,
     CHAR: lambda t: _to_string,
-    DECIMAL: _decimal,
     DATE: lambda t: _to_date,
     TIME: _time,
     TIMESTAMP: _timestamp,
     TIMESTAMP_LTZ: _timestamp,
-    ARRAY: _array,
-    MAP: _map,
-    MULTISET: _map,
-    ROW: _row,
     NULL: lambda t: lambda v: None,
 }

@@ -3,8 +3,8 @@
 Decoding follows Flink's ``JsonToRowDataConverters``: numbers may arrive as JSON
 strings, a STRING column takes the text of any JSON value, BYTES are base64,
 TIMESTAMP is ``yyyy-MM-dd HH:mm:ss[.f]`` (SQL) or ``yyyy-MM-ddTHH:mm:ss[.f]``
-(ISO-8601), TIMESTAMP_LTZ the same with a trailing ``Z``, TIME ``HH:mm:ss`` (Flink
-keeps whole seconds only), DATE ``yyyy-MM-dd``. Encoding follows
+(ISO-8601), TIMESTAMP_LTZ the same with a trailing ``Z``, TIME ``HH:mm:ss[.f]`` (with
+the fraction digits TIME(p) declares, up to 6; Flink keeps milliseconds), DATE ``yyyy-MM-dd``. Encoding follows
 ``RowDataToJsonConverters``: fractions are printed with as many digits as needed
 and no trailing zeros, DECIMAL as a JSON number.
 
@@ -24,7 +24,8 @@ from math import isfinite
 
 import msgspec
 
-from deltaflow.formats.printing import java_double
+from deltaflow.formats.nanos import with_nanos
+from deltaflow.formats.printing import float32, java_double, java_float
 from deltaflow.formats.types import (
     ARRAY,
     BIGINT,
@@ -57,7 +58,7 @@ INT_RANGES = {
     BIGINT: (-(2**63), 2**63 - 1),
 }
 _TS = re.compile(r"(\d{4})-(\d\d)-(\d\d)([ T])(\d\d):(\d\d)(?::(\d\d)(?:\.(\d{1,9}))?)?(Z?)\Z")
-_TIME = re.compile(r"(\d\d):(\d\d):(\d\d)(?:\.\d{1,9})?\Z")
+_TIME = re.compile(r"(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?\Z")
 _DATE = re.compile(r"\d{4}-\d\d-\d\d\Z")
 _INT_TEXT = re.compile(r"\s*[+-]?\d+\s*\Z")
 _TEXT_OF = msgspec.json.Encoder(decimal_format="number")
@@ -79,9 +80,9 @@ def fast_type(dtype: DataType) -> type | None:
         return str
     if root == BOOLEAN:
         return bool
-    if root in (FLOAT, DOUBLE):
+    if root == DOUBLE:
         return float
-    return None
+    return None  # FLOAT: rounded to 32 bits by its converter
 
 
 # ---------------------------------------------------------------------------
@@ -103,7 +104,9 @@ def decoder_for(dtype: DataType, iso: bool, fail_on_missing: bool) -> Conv:
         return _timestamp_reader(dtype, iso)
     if root in (ARRAY, MAP, MULTISET, ROW):
         return _nested_reader(dtype, iso, fail_on_missing)
-    simple = {BOOLEAN: _boolean, FLOAT: _double, DOUBLE: _double, DATE: _date, TIME: _time}
+    if root == TIME:
+        return _time_reader(dtype.precision or 0)
+    simple = {BOOLEAN: _boolean, FLOAT: _float, DOUBLE: _double, DATE: _date}
     if root in simple:
         return simple[root]
     if root == NULL:
@@ -182,6 +185,11 @@ def _double(v: object) -> float:
     return float(v.strip() if isinstance(v, str) else v)
 
 
+def _float(v: object) -> float:
+    """Flink's ``JsonNode.floatValue``: the number as a 32-bit float."""
+    return float32(_double(v))
+
+
 def _text(v: object) -> str:
     if isinstance(v, str):
         return v
@@ -233,12 +241,21 @@ def _date(v: object) -> dt.date:
     return dt.date.fromisoformat(v)
 
 
-def _time(v: object) -> dt.time:
-    match = _TIME.match(v) if isinstance(v, str) else None
-    if match is None:
-        raise ValueError(f"{_show(v)} is not a TIME 'HH:mm:ss'")
-    hour, minute, second = (int(g) for g in match.groups())
-    return dt.time(hour, minute, second)
+def _time_reader(precision: int) -> Conv:
+    """``HH:mm:ss[.f]``, keeping ``precision`` fraction digits (at most 6). Flink 2.3 keeps
+    milliseconds whatever p says (TIME(6) loses its last 3 digits, TIME(0) keeps 3);
+    deltaflow keeps what TIME(p) declares (an intended difference)."""
+    keep = 10 ** (6 - min(precision, 6))
+
+    def read(v: object) -> dt.time:
+        match = _TIME.match(v) if isinstance(v, str) else None
+        if match is None:
+            raise ValueError(f"{_show(v)} is not a TIME 'HH:mm:ss'")
+        hour, minute, second, frac = match.groups()
+        micro = int((frac or "0")[:6].ljust(6, "0")) // keep * keep
+        return dt.time(int(hour), int(minute), int(second), micro)
+
+    return read
 
 
 def _timestamp_reader(dtype: DataType, iso: bool) -> Conv:
@@ -257,7 +274,21 @@ def _timestamp_reader(dtype: DataType, iso: bool) -> Conv:
             value = value.replace(microsecond=value.microsecond // keep * keep)
         return value
 
+    if dtype.precision is not None and dtype.precision > 6:
+        step = 10 ** (9 - dtype.precision)
+        return lambda v: with_nanos(read(v), _nanos_in(v) // step * step)
     return read
+
+
+def _nanos_in(text: object) -> int:
+    """Fraction digits 7 to 9 of timestamp text, as nanoseconds (0 when there are none)."""
+    dot = text.find(".", 19)  # type: ignore[attr-defined]
+    if dot < 0:
+        return 0
+    end = dot + 1
+    while end < len(text) and text[end].isdigit():  # type: ignore[arg-type]
+        end += 1
+    return int(text[dot + 7 : min(end, dot + 10)].ljust(3, "0")) if end > dot + 7 else 0  # type: ignore[index]
 
 
 def _plain_timestamp(v: object, sep: str, ltz: bool) -> str | None:
@@ -298,8 +329,11 @@ def _timestamp_slow(v: object, dtype: DataType, sep: str, ltz: bool) -> dt.datet
 # encoding
 
 
-def fraction(micros: int) -> str:
-    """``.123`` for 123000 microseconds, nothing for 0 (java.time's appendFraction(0, 9))."""
+def fraction(micros: int, nanos: int = 0) -> str:
+    """``.123`` for 123000 microseconds, nothing for 0 (java.time's appendFraction(0, 9));
+    ``nanos`` beyond the microseconds add digits 7 to 9."""
+    if nanos:
+        return "." + f"{micros:06d}{nanos:03d}".rstrip("0")
     return "." + f"{micros:06d}".rstrip("0") if micros else ""
 
 
@@ -307,11 +341,33 @@ def timestamp_text(value: dt.datetime, iso: bool, ltz: bool) -> str:
     if ltz and value.tzinfo is not None:
         value = value.astimezone(dt.UTC)
     sep = "T" if iso else " "
+    frac = fraction(value.microsecond, getattr(value, "nanos", 0))
     text = (
         f"{value.year:04d}-{value.month:02d}-{value.day:02d}{sep}"
-        f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}{fraction(value.microsecond)}"
+        f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}{frac}"
     )
     return text + "Z" if ltz else text
+
+
+def time_writer(precision: int) -> Conv:
+    """TIME(p) as ISO-8601 ``HH:mm:ss[.f]``: the fraction digits the value has, at most
+    ``p``. Flink 2.3 writes at most milliseconds (its TIME holds milliseconds);
+    deltaflow writes the declared precision (an intended difference)."""
+    keep = 10 ** (6 - min(precision, 6))
+
+    def write(v: object) -> str:
+        micro = v.microsecond // keep * keep  # type: ignore[attr-defined]
+        return f"{v.hour:02d}:{v.minute:02d}:{v.second:02d}{fraction(micro)}"  # type: ignore[attr-defined]
+
+    return write
+
+
+def _float_number(v: object) -> object:
+    """A FLOAT as Jackson writes it: ``0.1``, ``3.4028235E38``; NaN and the infinities as
+    strings."""
+    if isfinite(v):  # type: ignore[arg-type]
+        return msgspec.Raw(java_float(v).encode())  # type: ignore[arg-type]
+    return java_double(v)  # type: ignore[arg-type]
 
 
 class EncodeOptions:
@@ -329,10 +385,12 @@ def encoder_for(dtype: DataType, opts: EncodeOptions) -> Conv | None:
     root = dtype.root
     if root == DECIMAL:
         return (lambda v: msgspec.Raw(format(v, "f").encode())) if opts.plain else None
-    if root in (FLOAT, DOUBLE):  # Jackson writes NaN and the infinities as strings
+    if root == FLOAT:  # Jackson writes a float's shortest digits (Float.toString)
+        return _float_number
+    if root == DOUBLE:  # Jackson writes NaN and the infinities as strings
         return lambda v: v if isfinite(v) else java_double(v)  # type: ignore[arg-type]
     if root == TIME:
-        return lambda v: f"{v.hour:02d}:{v.minute:02d}:{v.second:02d}"  # type: ignore[attr-defined]
+        return time_writer(dtype.precision or 0)
     if root in (TIMESTAMP, TIMESTAMP_LTZ):
         iso, ltz = opts.iso, root == TIMESTAMP_LTZ
         return lambda v: timestamp_text(v, iso, ltz)  # type: ignore[arg-type]

@@ -9,9 +9,12 @@
 | CHAR VARCHAR STRING           | str                                  |
 | BINARY VARBINARY BYTES        | bytes                                |
 | DATE                          | datetime.date                        |
-| TIME(p)                       | datetime.time                        |
+| TIME(p)                       | datetime.time (at most microseconds) |
 | TIMESTAMP(p)                  | datetime.datetime, naive             |
 | TIMESTAMP_LTZ(p)              | datetime.datetime, tzinfo=UTC        |
+| TIMESTAMP(7..9), _LTZ(7..9)   | the same, or a ``nanos.NanoDatetime``|
+|                               | when nanoseconds go below the micro- |
+|                               | second                               |
 | ARRAY<T>                      | list                                 |
 | MAP<K, V> / MULTISET<T>       | dict                                 |
 | ROW<f T, ...>                 | tuple                                |

@@ -19,6 +19,11 @@ def render(job) -> str:
         *(f'deltaflow_events_out_total{{sink="{t}"}} {n}' for t, n in stats.events_out.items()),
         "# TYPE deltaflow_records_skipped_total counter",
         *(f'deltaflow_records_skipped_total{{source="{t}"}} {n}' for t, n in stats.skipped.items()),
+        "# TYPE deltaflow_debezium_messages_skipped_total counter",
+        *(
+            f'deltaflow_debezium_messages_skipped_total{{source="{t}"}} {n}'
+            for t, n in stats.messages.items()
+        ),
         "# TYPE deltaflow_unknown_key_deletes_total counter",
         *(
             f'deltaflow_unknown_key_deletes_total{{table="{t}",policy="{c.policy}"}} {c.unknown}'

@@ -17,6 +17,8 @@ class JobStats:
     events_in: dict[str, int] = field(default_factory=dict)
     events_out: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
+    # Debezium logical decoding messages (op "m") per table: no row change, skipped
+    messages: dict[str, int] = field(default_factory=dict)
     checkpoints: int = 0
     last_checkpoint_s: float = 0.0
     started: float = field(default_factory=time.monotonic)
@@ -39,6 +41,14 @@ def report_skipped(job) -> None:
             print(
                 f"deltaflow: table '{scan.table}': {count} unreadable record(s) skipped "
                 "so far (the format's ignore-parse-errors is on)",
+                file=sys.stderr,
+            )
+        messages = sum(getattr(d, "logical_messages", 0) for d in decoders)
+        if messages > job.stats.messages.get(scan.table, 0):
+            job.stats.messages[scan.table] = messages
+            print(
+                f"deltaflow: table '{scan.table}': {messages} Debezium logical decoding "
+                "message(s) (op 'm', no row change) skipped so far",
                 file=sys.stderr,
             )
 

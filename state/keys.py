@@ -27,6 +27,8 @@ Each element is a tag byte followed by a body:
 | time             | 0x31        | microseconds of the day, 8 bytes                   |
 | datetime, naive  | 0x32        | microseconds since 0001-01-01, 8 bytes             |
 | datetime, aware  | 0x33        | the same, of the UTC instant                       |
+|                  |             | (with nanoseconds below the microsecond, a         |
+|                  |             | ``NanoDatetime``: then 0xF0 and 2 bytes of them)   |
 | tuple (ROW)      | 0x05        | each element encoded, ended by 0x00                |
 | list (ARRAY)     | 0x06        | the same                                           |
 
@@ -46,6 +48,8 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
+from deltaflow.formats.nanos import NanoDatetime, nanos_of, plain, with_nanos
+
 NONE, BYTES, STR = 0x01, 0x02, 0x03
 EMPTY = b"\x00"  # how a table stores the empty tuple: LMDB keys cannot be empty
 INT_ZERO, INT_BIG_NEG, INT_BIG_POS = 0x14, 0x0B, 0x1D
@@ -53,6 +57,7 @@ FLOAT, DEC_NEG, DEC_ZERO, DEC_POS = 0x21, 0x22, 0x23, 0x24
 FALSE, TRUE = 0x26, 0x27
 DATE, TIME, DATETIME, DATETIME_TZ = 0x30, 0x31, 0x32, 0x33
 TUPLE, LIST = 0x05, 0x06
+NANOS = 0xF0  # after a datetime's 8 bytes: 2 bytes of nanoseconds follow
 
 _U64 = struct.Struct(">Q")
 _U32 = struct.Struct(">I")
@@ -195,6 +200,17 @@ def _enc_datetime(out: bytearray, value: datetime) -> None:
         out += _U64.pack((value - _EPOCH_TZ) // _US)
 
 
+def _enc_nano_datetime(out: bytearray, value: datetime) -> None:
+    # After the microseconds: 0xF0 (above every tag and the 0x00 that ends a nested
+    # tuple, so the value sorts after the same microsecond without nanoseconds) and the
+    # nanoseconds, 1..999, in 2 bytes.
+    _enc_datetime(out, plain(value))
+    nanos = nanos_of(value)
+    if nanos:
+        out.append(NANOS)
+        out += nanos.to_bytes(2, "big")
+
+
 def _enc_nested(out: bytearray, value: tuple | list) -> None:
     # No element starts with 0x00, so 0x00 ends the nested sequence unambiguously.
     out.append(TUPLE if isinstance(value, tuple) else LIST)
@@ -218,6 +234,7 @@ _ENCODERS: dict[type, Callable[[bytearray, object], None]] = {
     date: _enc_date,
     time: _enc_time,
     datetime: _enc_datetime,
+    NanoDatetime: _enc_nano_datetime,
     tuple: _enc_nested,
     list: _enc_nested,
 }
@@ -315,7 +332,11 @@ def _dec_time(data: bytes, pos: int) -> tuple[time, int]:
 
 def _dec_datetime(data: bytes, pos: int) -> tuple[datetime, int]:
     base = _EPOCH if data[pos - 1] == DATETIME else _EPOCH_TZ
-    return base + timedelta(microseconds=_U64.unpack_from(data, pos)[0]), pos + 8
+    value = base + timedelta(microseconds=_U64.unpack_from(data, pos)[0])
+    pos += 8
+    if pos < len(data) and data[pos] == NANOS:
+        return with_nanos(value, int.from_bytes(data[pos + 1 : pos + 3], "big")), pos + 3
+    return value, pos
 
 
 def _dec_nested(data: bytes, pos: int) -> tuple[tuple | list, int]:

@@ -89,7 +89,8 @@ class TypedValues:
     ``shape`` uses only what msgpack round-trips under a typed decoder: int, float,
     str, bytes, bool, None, Decimal, date, time, datetime (naive or UTC), and
     tuples, lists and dicts of them. A value that does not encode (an integer
-    beyond 64 bits) falls back to ``encode_value``; ``decode`` reads both.
+    beyond 64 bits, a datetime with nanoseconds) falls back to ``encode_value``;
+    ``decode`` reads both.
 
     ``snapshot`` turns a buffered value into what is encoded, at commit: an operator
     may then buffer its own live object (a join side's entries dict) and change it
@@ -113,7 +114,7 @@ class TypedValues:
             values = list(map(self._snapshot, values))
         try:
             return list(map(b"T".__add__, map(_encoder.encode, values)))
-        except OverflowError:
+        except (OverflowError, TypeError):
             return list(map(_typed, values))
 
     def decode(self, data: bytes) -> object:
@@ -125,7 +126,7 @@ class TypedValues:
 def _typed(value: object) -> bytes:
     try:
         return b"T" + _encoder.encode(value)
-    except OverflowError:
+    except (OverflowError, TypeError):  # TypeError: a NanoDatetime, which pickle keeps
         return encode_value(value)
 
 

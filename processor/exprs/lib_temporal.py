@@ -13,6 +13,8 @@ import functools
 import re
 from zoneinfo import ZoneInfo
 
+from deltaflow.formats.nanos import truncate as truncate_nanos
+
 UTC = dt.UTC
 EPOCH = dt.datetime(1970, 1, 1)
 DEFAULT_FORMAT = "yyyy-MM-dd HH:mm:ss"
@@ -179,15 +181,17 @@ def parse_time(text: str) -> dt.time | None:
         return None
 
 
-def _fraction(micro: int, precision: int) -> str:
+def _fraction(micro: int, precision: int, nanos: int = 0) -> str:
     if precision <= 0:
         return ""
-    return "." + f"{micro:06d}".ljust(precision, "0")[:precision]
+    return "." + f"{micro:06d}{nanos:03d}"[:precision]
 
 
 def format_timestamp(value: dt.datetime, precision: int) -> str:
-    """CAST(TIMESTAMP(p) AS STRING): ``yyyy-MM-dd HH:mm:ss`` plus p fraction digits."""
-    return value.strftime("%Y-%m-%d %H:%M:%S") + _fraction(value.microsecond, precision)
+    """CAST(TIMESTAMP(p) AS STRING): ``yyyy-MM-dd HH:mm:ss`` plus p fraction digits
+    (7 to 9 from the nanoseconds of a ``NanoDatetime``)."""
+    frac = _fraction(value.microsecond, precision, getattr(value, "nanos", 0))
+    return value.strftime("%Y-%m-%d %H:%M:%S") + frac
 
 
 def format_time(value: dt.time, precision: int) -> str:
@@ -197,6 +201,8 @@ def format_time(value: dt.time, precision: int) -> str:
 def truncate_micros(value, precision: int):  # type: ignore[no-untyped-def]
     """Drop fraction digits beyond ``precision`` (Flink truncates when narrowing)."""
     if precision >= 6:
+        if precision < 9 and getattr(value, "nanos", 0):
+            return truncate_nanos(value, precision)
         return value
     step = 10 ** (6 - precision)
     return value.replace(microsecond=value.microsecond // step * step)

@@ -78,6 +78,10 @@ class PresenceDecoder:
     def skipped(self, value: int) -> None:
         self.inner.skipped = value
 
+    @property
+    def logical_messages(self) -> int:
+        return getattr(self.inner, "logical_messages", 0)
+
     def decode(self, raw: RawBatch) -> Batch:
         if self._replays and self._is_replay(raw):
             return self._replay(raw)

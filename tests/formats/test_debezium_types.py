@@ -15,6 +15,7 @@ import pytest
 
 from deltaflow.formats.changelog import INSERT, RawBatch
 from deltaflow.formats.debezium_json import DebeziumJsonDecoder
+from deltaflow.formats.nanos import with_nanos
 from deltaflow.formats.spec import FormatSpec
 from deltaflow.formats.types import parse_type
 
@@ -149,9 +150,6 @@ def test_string_of_a_number_with_a_decimal_column_is_its_exact_text() -> None:
 @pytest.mark.parametrize(
     ("column", "value", "expected"),
     [
-        ("DECIMAL(10, 2)", b64(810, 2), Decimal("8.10")),  # connect Decimal, column scale
-        ("DECIMAL(10, 2)", b64(-1, 1), Decimal("-0.01")),
-        ("DECIMAL(10, 2)", {"scale": 3, "value": b64(12345, 2)}, Decimal("12.35")),
         ("DOUBLE", 0.5, 0.5),  # decimal.handling.mode=double
         ("DECIMAL(10, 2)", "12.345", Decimal("12.35")),  # decimal.handling.mode=string
         ("DATE", 18395, dt.date(2020, 5, 13)),  # io.debezium.time.Date
@@ -262,6 +260,51 @@ def connect(type_: str, name: str | None = None, **params: str) -> dict:
             "2020-05-13T09:32:10.904Z",
             dt.datetime(2020, 5, 13, 9, 32, 10, 904000, UTC),
         ),
+        # full declared precision: nanoseconds for TIMESTAMP(9), microseconds for TIME(6)
+        (
+            "TIMESTAMP(9)",
+            connect("int64", "io.debezium.time.NanoTimestamp"),
+            1709251199999999999,  # 2024-02-29 23:59:59 UTC is 1709251199 s
+            with_nanos(dt.datetime(2024, 2, 29, 23, 59, 59, 999999), 999),
+        ),
+        (
+            "TIMESTAMP(7)",
+            connect("int64", "io.debezium.time.NanoTimestamp"),
+            1709251199999999999,
+            with_nanos(dt.datetime(2024, 2, 29, 23, 59, 59, 999999), 900),
+        ),
+        (
+            "TIMESTAMP_LTZ(9)",
+            connect("string", "io.debezium.time.ZonedTimestamp"),
+            "2024-03-01T01:59:59.123456789+02:00",
+            with_nanos(dt.datetime(2024, 2, 29, 23, 59, 59, 123456, UTC), 789),
+        ),
+        (
+            "TIMESTAMP(9)",
+            connect("string", "io.debezium.time.ZonedTimestamp"),
+            "2024-02-29T23:59:59Z",  # MySQL TIMESTAMP without fraction
+            dt.datetime(2024, 2, 29, 23, 59, 59),
+        ),
+        (
+            "TIME(6)",
+            connect("int64", "io.debezium.time.MicroTime"),
+            51787366720,  # 14:23:07 is 51787 s of the day
+            dt.time(14, 23, 7, 366720),
+        ),
+        (
+            "TIME(6)",
+            connect("string", "io.debezium.time.ZonedTime"),
+            "16:23:07.36672+02:00",
+            dt.time(14, 23, 7, 366720),
+        ),
+        (
+            "TIME(6)",
+            connect("int64", "io.debezium.time.NanoTime"),
+            86399999999999,
+            dt.time(23, 59, 59, 999999),
+        ),
+        ("INT", connect("int32", "io.debezium.time.Year"), 2024, 2024),  # MySQL YEAR
+        ("FLOAT", connect("float"), 3.4028235e38, 3.4028234663852886e38),  # the largest float
         ("ROW<a INT>", connect("string", "io.debezium.data.Json"), '{"a": 7}', (7,)),
         ("STRING", connect("string", "io.debezium.data.Json"), '{"a": 7}', '{"a": 7}'),
         ("STRING", connect("string", "io.debezium.data.Enum", allowed="x,y"), "y", "y"),
@@ -271,12 +314,9 @@ def connect(type_: str, name: str | None = None, **params: str) -> dict:
 def test_logical_types_from_schema(
     column: str, schema: dict, value: object, expected: object
 ) -> None:
-    assert decode_with_schema(column, schema, value) == expected
-
-
-def test_schema_less_decimal_uses_the_column_scale() -> None:
-    # the same bytes as the first schema case read 12345 * 10^-2
-    assert decode_value("DECIMAL(10, 2)", b64(12345, 2)) == Decimal("123.45")
+    got = decode_with_schema(column, schema, value)
+    assert got == expected
+    assert type(got) is type(expected)
 
 
 def test_plans_are_cached_per_schema() -> None:

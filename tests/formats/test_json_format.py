@@ -108,10 +108,29 @@ def test_timestamp_is_cut_to_the_column_precision() -> None:
     ]
 
 
-def test_time_keeps_whole_seconds_like_flink() -> None:
+def test_time_keeps_its_declared_precision() -> None:
+    # an intended difference: Flink 2.3's JSON format reads and writes milliseconds (checked
+    # with PyFlink 2.3: "10:11:12.345678" into TIME(3), TIME(6) and TIME(0) is written
+    # "10:11:12.345" for each), deltaflow the declared precision
     s = spec("t TIME(3)")
-    assert decode(s, b'{"t": "10:11:12.345"}') == [(dt.time(10, 11, 12),)]
-    assert encode(s, (dt.time(10, 11, 12, 345000),)) == [{"t": "10:11:12"}]
+    assert decode(s, b'{"t": "10:11:12.345678"}') == [(dt.time(10, 11, 12, 345000),)]
+    assert encode(s, (dt.time(10, 11, 12, 345000),)) == [{"t": "10:11:12.345"}]
+    assert encode(s, (dt.time(23, 59, 59, 999999),)) == [{"t": "23:59:59.999"}]
+    assert encode(s, (dt.time(10, 11, 12),)) == [{"t": "10:11:12"}]
+    five = spec("t TIME(5)")
+    assert decode(five, b'{"t": "14:23:07.36672"}') == [(dt.time(14, 23, 7, 366720),)]
+    assert encode(five, (dt.time(14, 23, 7, 366720),)) == [{"t": "14:23:07.36672"}]
+    assert encode(spec("t TIME(0)"), (dt.time(10, 11, 12, 345000),)) == [{"t": "10:11:12"}]
+
+
+def test_float_is_written_as_javas_float_to_string() -> None:
+    s = spec("f FLOAT")
+    rows = [(0.10000000149011612,), (3.4028234663852886e38,), (4213.1298828125,), (1.0e-5,)]
+    got = make_encoder("json", s).encode(Batch([INSERT] * 4, rows))
+    assert got == [b'{"f":0.1}', b'{"f":3.4028235E38}', b'{"f":4213.13}', b'{"f":1.0E-5}']
+    # and read back as the same 32-bit floats; the largest float is no infinity
+    assert decode(s, b'{"f": 3.4028235E38}') == [(3.4028234663852886e38,)]
+    assert decode(s, b'{"f": 0.1}') == [(0.10000000149011612,)]
 
 
 def test_decimal_written_as_number_scientific_unless_plain_is_asked() -> None:
@@ -273,3 +292,34 @@ def test_nan_and_infinities_are_written_as_strings_and_read_back() -> None:
     assert json.loads(value) == {"a": "NaN", "b": "-Infinity", "c": 1.5}
     [(a, b, c)] = decode(s, value)
     assert a != a and b == float("-inf") and c == 1.5
+
+
+def test_timestamp_9_keeps_its_nanoseconds() -> None:
+    from deltaflow.formats.nanos import with_nanos
+
+    s = spec("ts TIMESTAMP(9); l TIMESTAMP_LTZ(9)")
+    text = b'{"ts": "2020-12-30 12:13:14.123456789", "l": "2020-12-30 12:13:14.000000001Z"}'
+    row = (
+        with_nanos(dt.datetime(2020, 12, 30, 12, 13, 14, 123456), 789),
+        with_nanos(dt.datetime(2020, 12, 30, 12, 13, 14, tzinfo=dt.UTC), 1),
+    )
+    assert decode(s, text) == [row]
+    assert encode(s, row) == [
+        {"ts": "2020-12-30 12:13:14.123456789", "l": "2020-12-30 12:13:14.000000001Z"}
+    ]
+    eight = spec("ts TIMESTAMP(8)")
+    assert decode(eight, b'{"ts": "2020-12-30 12:13:14.123456789"}') == [
+        (with_nanos(dt.datetime(2020, 12, 30, 12, 13, 14, 123456), 780),)
+    ]
+    assert decode(s, b'{"ts": "2020-12-30 12:13:14.5", "l": null}') == [
+        (dt.datetime(2020, 12, 30, 12, 13, 14, 500000), None)
+    ]
+
+
+def test_float_signs_zeros_and_the_non_finite() -> None:
+    from deltaflow.formats.printing import java_float
+
+    assert [java_float(x) for x in (0.0, -0.0, 0.0, -0.0)] == ["0.0", "-0.0", "0.0", "-0.0"]
+    assert java_float(3.5e38) == "Infinity"  # beyond the largest float: Java's (float) cast
+    assert java_float(float("nan")) == "NaN"
+    assert java_float(1.401298464324817e-45) == "1.4E-45"  # at least two digits, the closest
