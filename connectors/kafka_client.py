@@ -13,6 +13,7 @@ import time
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from deltaflow.connectors import kafka_logs
 from deltaflow.connectors.options import TableOptions
 from deltaflow.formats.errors import ConnectorError
 
@@ -50,6 +51,8 @@ def client_config(opts: TableOptions, bootstrap: str | None) -> dict[str, str]:
 
 
 def _client(kind, opts: TableOptions, conf: dict[str, str]):
+    if "debug" not in conf and "logger" not in conf:  # rate-limited log lines (kafka_logs)
+        conf = {**conf, "logger": kafka_logs.LIMITER}
     try:
         return kind(conf)
     except KafkaException as err:
@@ -131,6 +134,7 @@ def list_partitions(
     try:
         meta = client.list_topics(timeout=timeout)
     except KafkaException as err:
+        client.poll(0)  # prints the client's log lines (kafka_logs): why it got no answer
         raise opts.error(f"cannot reach the Kafka brokers: {err.args[0].str()}") from None
     if pattern is not None:
         names = sorted(t for t in meta.topics if pattern.fullmatch(t) and not t.startswith("__"))

@@ -16,6 +16,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from deltaflow.connectors import kafka_logs
 from deltaflow.connectors.base import PartitionedSource, create_sink, create_source
 from deltaflow.connectors.transactions import (
     EpochTransactions,
@@ -38,7 +39,11 @@ from deltaflow.processor.plan import JobPlan
 from deltaflow.processor.runtime import key_presence
 from deltaflow.processor.runtime.demand import demanded_columns
 from deltaflow.processor.runtime.prefilter import prefilters
-from deltaflow.processor.settings import broker_timeout_s, checkpoint_interval_s
+from deltaflow.processor.settings import (
+    broker_timeout_s,
+    checkpoint_interval_s,
+    progress_interval_s,
+)
 from deltaflow.state.backend import StateBackend
 from deltaflow.state.checkpoint import PENDING_KEY, Checkpointer
 
@@ -53,6 +58,7 @@ class JobOptions:
     bootstrap: str | None = None
     start: str | None = None  # --from
     quiet: bool = True
+    progress_log: bool = False  # stderr is no terminal: a line every deltaflow.progress.interval
     metrics_port: int | None = None
     out: object = None  # stream for print sinks (default stdout)
 
@@ -221,6 +227,7 @@ class Job:
     def _run(self) -> int:
         last_checkpoint = time.monotonic()
         display = progress.Display(self, enabled=not self.options.quiet)
+        observer = progress.Observer(self, self._progress_every())
         try:
             if self.txn is not None:
                 self.txn.begin()
@@ -234,13 +241,22 @@ class Job:
                     last_checkpoint = time.monotonic()
                 self.watch.check()
                 display.tick()
+                observer.tick()
                 if not busy:
                     time.sleep(0.005)
             self._checkpoint()
         finally:
             display.close()
+            observer.close()
             self.close()
         return 0
+
+    def _progress_every(self) -> float | None:
+        """Seconds between progress log lines (None: none); see settings.py."""
+        if not self.options.progress_log:
+            return None
+        daemon = any(s.progress()[1] is None for s in self.sources.values())
+        return progress_interval_s(self.plan.settings, daemon)
 
     def _poll_once(self) -> bool:
         busy = False
@@ -320,8 +336,7 @@ class Job:
         crash.point("step4")
         if self.txn is not None:
             self.txn.begin()
-        self.stats.checkpoints += 1
-        self.stats.last_checkpoint_s = time.monotonic() - started
+        self.stats.checkpointed(time.monotonic() - started)
         progress.report_skipped(self)
         if self.presence:
             self._presence_report().tick()
@@ -390,3 +405,4 @@ class Job:
         if self.txn is not None:
             self.txn.close()
         self.backend.close()
+        kafka_logs.LIMITER.flush()  # how many librdkafka lines were left out, if any
