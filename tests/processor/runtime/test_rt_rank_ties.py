@@ -1,0 +1,87 @@
+"""How Rank breaks ties between equal sort keys over an insert-only input (issue 18 item 7).
+
+Every expected changelog is what Flink 2.3 printed for the same rows: a partition ``a``
+gets ids 1..6 with times 1, 1, 0, 1, 2, 2 (the ``ts`` column), read by
+``ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts ...)`` from an insert-only 'json' table.
+The conformance templates ``topn_ties_*`` compare the same rules with Flink on seeded
+histories.
+"""
+
+from __future__ import annotations
+
+from rt_helpers import ALL, INSERT_ONLY, fields, parse_changelog, scan, show, types
+
+from deltaflow.processor.plan import Rank
+from deltaflow.processor.runtime.rank import RankOperator
+
+T = types("STRING", "INT", "INT")  # k, id, ts
+ROWS = "+I[a, 1, 1]\n+I[a, 2, 1]\n+I[a, 3, 0]\n+I[a, 4, 1]\n+I[a, 5, 2]\n+I[a, 6, 2]"
+
+
+def rank(asc: bool, start=1, end=1, number=False, later_first=False, mode=ALL) -> Rank:
+    return Rank(
+        node_id=2,
+        inputs=(scan(1, T, mode=INSERT_ONLY),),
+        fields=fields(T + types("BIGINT") if number else T),
+        changelog_mode=mode,
+        partition_keys=(0,),
+        order_keys=((2, asc, asc),),
+        rank_start=start,
+        rank_end=end,
+        output_rank_number=number,
+        later_first=later_first,
+    )
+
+
+def run(node: Rank, backend, ctx, text: str = ROWS) -> list[str]:
+    out = RankOperator(node, backend, ctx).process(parse_changelog(text, T))
+    return show(out, T + types("BIGINT") if node.output_rank_number else T)
+
+
+def test_deduplicate_keep_last_on_a_time_attribute_keeps_the_last_of_equal_times(backend, ctx):
+    """ORDER BY rowtime DESC, rn = 1: each row whose time is >= the kept one's replaces it
+    (ids 2 and 4 replace rows of the same time; 3, earlier, does not)."""
+    out = run(rank(asc=False, later_first=True), backend, ctx)
+    assert out == [
+        "+I[a, 1, 1]",
+        "-U[a, 1, 1]", "+U[a, 2, 1]",
+        "-U[a, 2, 1]", "+U[a, 4, 1]",
+        "-U[a, 4, 1]", "+U[a, 5, 2]",
+        "-U[a, 5, 2]", "+U[a, 6, 2]",
+    ]  # fmt: skip
+
+
+def test_deduplicate_keep_last_replaces_an_equal_row_too(backend, ctx):
+    out = run(rank(asc=False, number=True, later_first=True), backend, ctx, "+I[a, 1, 1]\n" * 2)
+    assert out == ["+I[a, 1, 1, 1]", "-U[a, 1, 1, 1]", "+U[a, 1, 1, 1]"]
+
+
+def test_rank_1_without_a_time_attribute_keeps_the_first_of_equal_keys(backend, ctx):
+    """ORDER BY ts DESC (a plain column), rn = 1: the first arrival wins; a change of the
+    one rank is printed as an update."""
+    out = run(rank(asc=False), backend, ctx)
+    assert out == ["+I[a, 1, 1]", "-U[a, 1, 1]", "+U[a, 5, 2]"]
+
+
+def test_rank_1_ascending_is_insert_only_and_prints_a_better_row_as_an_update(backend, ctx):
+    """ORDER BY ts ASC, rn = 1 over an insert-only input: Flink plans changelogMode=[I] and
+    prints the later, smaller row 3 as +U without -U."""
+    out = run(rank(asc=True, mode=INSERT_ONLY), backend, ctx)
+    assert out == ["+I[a, 1, 1]", "+U[a, 3, 0]"]
+
+
+def test_a_range_shifts_equal_rows_down_and_prints_each_shift(backend, ctx):
+    """ROW_NUMBER ranks 2..3 by ts DESC: rows of equal times in arrival order, and a row
+    that moves to the place of an equal one is still printed (-U/+U of equal rows)."""
+    rows = "+I[a, 4, 0]\n+I[a, 4, 0]\n+I[a, 6, 20]"
+    out = run(rank(asc=False, start=2, end=3, number=True), backend, ctx, rows)
+    assert out == ["+I[a, 4, 0, 2]", "-U[a, 4, 0, 2]", "+U[a, 4, 0, 2]", "+I[a, 4, 0, 3]"]
+
+
+def test_top_2_keeps_the_first_arrivals_of_equal_keys(backend, ctx):
+    out = run(rank(asc=False, end=2), backend, ctx)
+    assert out == [
+        "+I[a, 1, 1]", "+I[a, 2, 1]",
+        "-D[a, 2, 1]", "+I[a, 5, 2]",
+        "-D[a, 1, 1]", "+I[a, 6, 2]",
+    ]  # fmt: skip
