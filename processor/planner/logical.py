@@ -235,6 +235,15 @@ class Rank(LNode):
         descending = first and self.time_order is not None and not self.order_keys[0][1]
         return descending and self.inputs[0].mode == INSERT_ONLY
 
+    @property
+    def first_on_watermark(self) -> bool:
+        """Flink's Deduplicate keep-first on event time (rank 1 of an insert-only input
+        ordered by one rowtime ASC): a key's row of the smallest time is emitted once the
+        watermark passes it; later and late rows are dropped."""
+        first = self.rank_start == 1 and self.rank_end == 1 and len(self.order_keys) == 1
+        rowtime = first and self.time_order == "ROWTIME" and self.order_keys[0][1]
+        return rowtime and self.inputs[0].mode == INSERT_ONLY
+
     def produces(self, inputs: list[Mode]) -> Mode:
         if inputs[0] == INSERT_ONLY and self.keeps_first:
             return INSERT_ONLY

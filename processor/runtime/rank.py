@@ -28,6 +28,7 @@ from collections.abc import Callable
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch
 from deltaflow.processor.plan import Rank
 from deltaflow.processor.runtime.base import Operator, key_getter, row_freezer
+from deltaflow.processor.runtime.rank_first import FirstOnWatermarkOperator
 
 
 class _Desc:
@@ -178,3 +179,11 @@ def _difference(
             extra[frozen] -= 1
             out.append((kind, row))
     return out
+
+
+def rank_operator(node: Rank, backend, ctx) -> Operator:
+    """The operator of a Rank node: Flink's Deduplicate keep-first on event time waits for
+    the watermark (``rank_first``), every other Rank is ``RankOperator``."""
+    if node.first_on_watermark:
+        return FirstOnWatermarkOperator(node, backend, ctx)
+    return RankOperator(node, backend, ctx)

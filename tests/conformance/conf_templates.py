@@ -179,8 +179,11 @@ RANK = [
 # Ties between equal sort keys (issue 18 item 7), each case checked against Flink 2.3: over an
 # insert-only input, ROW_NUMBER() = 1 ordered by a time attribute DESC keeps the row that
 # arrived last (Flink's Deduplicate keep-last: a row replaces the kept one when its time is
-# >= the kept one's); every other Rank keeps equal keys in arrival order (the first ranks
-# higher), as do updating inputs, where a row retracted and added again goes behind its ties.
+# >= the kept one's); ordered ASC it is Deduplicate keep-first on event time (the row of the
+# smallest time, the first of equal times, emitted once the watermark passes it; rows fired
+# by one watermark come out in timer order, so the final table is compared); every
+# other Rank keeps equal keys in arrival order (the first ranks higher), as do updating
+# inputs, where a row retracted and added again goes behind its ties.
 _AO = {"append_only": True, "tie_ms": 10_000}
 TIES = [
     T("topn_ties_rowtime_last", "topn",
@@ -191,6 +194,14 @@ TIES = [
       "SELECT * FROM (SELECT id, cust, ts, ROW_NUMBER() OVER (PARTITION BY cust "
       "ORDER BY ts DESC) AS rn FROM orders) WHERE rn <= 1",
       ["id INT", "cust INT", "ts TIMESTAMP(3)", "rn BIGINT"], watermark=True, **_AO),
+    T("topn_ties_rowtime_first", "topn",
+      "SELECT id, cust, amt, ts FROM (SELECT id, cust, amt, ts, ROW_NUMBER() OVER (PARTITION BY cust "
+      "ORDER BY ts ASC) AS rn FROM orders) WHERE rn = 1",
+      ["id INT", "cust INT", "amt DECIMAL(10, 2)", "ts TIMESTAMP(3)"], watermark=True, compare="final", **_AO),
+    T("topn_ties_rowtime_first_rn", "topn",
+      "SELECT * FROM (SELECT id, cust, ts, ROW_NUMBER() OVER (PARTITION BY cust "
+      "ORDER BY ts ASC) AS rn FROM orders) WHERE rn <= 1",
+      ["id INT", "cust INT", "ts TIMESTAMP(3)", "rn BIGINT"], watermark=True, compare="final", **_AO),
     T("topn_ties_rowtime_top2", "topn",
       "SELECT id, cust, ts FROM (SELECT id, cust, ts, ROW_NUMBER() OVER (PARTITION BY cust "
       "ORDER BY ts DESC) AS rn FROM orders) WHERE rn <= 2",

@@ -66,3 +66,15 @@ def test_rank_1_by_a_time_attribute_desc_over_insert_only_input_keeps_the_last(s
 )
 def test_every_other_rank_keeps_the_first_of_equal_keys(sql):
     assert not rank_of(sql).later_first
+
+
+def test_rank_1_by_a_rowtime_asc_over_insert_only_input_waits_for_the_watermark():
+    """Flink's Deduplicate keep-first on event time: insert-only, emitted on the watermark."""
+    assert rank_of(job(order="dateTime ASC")).first_on_watermark
+    for other in (
+        job(extra=", pt AS PROCTIME()", order="pt ASC"),  # proctime: kept at once
+        job(extra="", order="dateTime ASC"),
+        job(fmt="debezium-json", order="dateTime ASC"),
+        job(order="dateTime ASC", where="rank_number <= 2"),
+    ):
+        assert not rank_of(other).first_on_watermark

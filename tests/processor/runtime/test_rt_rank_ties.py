@@ -9,10 +9,12 @@ histories.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rt_helpers import ALL, INSERT_ONLY, fields, parse_changelog, scan, show, types
 
 from deltaflow.processor.plan import Rank
-from deltaflow.processor.runtime.rank import RankOperator
+from deltaflow.processor.runtime.rank import RankOperator, rank_operator
 
 T = types("STRING", "INT", "INT")  # k, id, ts
 ROWS = "+I[a, 1, 1]\n+I[a, 2, 1]\n+I[a, 3, 0]\n+I[a, 4, 1]\n+I[a, 5, 2]\n+I[a, 6, 2]"
@@ -85,3 +87,29 @@ def test_top_2_keeps_the_first_arrivals_of_equal_keys(backend, ctx):
         "-D[a, 2, 1]", "+I[a, 5, 2]",
         "-D[a, 1, 1]", "+I[a, 6, 2]",
     ]  # fmt: skip
+
+
+def first_on_watermark(backend, ctx, number=False):
+    node = rank(asc=True, number=number, mode=INSERT_ONLY)
+    return rank_operator(replace(node, first_on_watermark=True), backend, ctx)
+
+
+def test_keep_first_on_event_time_waits_for_the_watermark(backend, ctx):
+    """ORDER BY rowtime ASC, rn = 1 (Flink's Deduplicate keep-first on event time): nothing
+    until the watermark passes; then the row of the smallest time (row 3), once."""
+    op = first_on_watermark(backend, ctx)
+    assert show(op.process(parse_changelog(ROWS, T)), T) == []
+    assert show(op.on_watermark(1 << 62), T) == ["+I[a, 3, 0]"]
+
+
+def test_keep_first_on_event_time_keeps_the_first_of_equal_times_and_drops_late_rows(backend, ctx):
+    """Watermark 1 after ids 1 and 2 (time 1): id 1 is emitted, the first of the tie; id 3
+    (time 0) is then late and dropped, ids 5 and 6 come after the key was emitted."""
+    op = first_on_watermark(backend, ctx, number=True)
+    head, tail = ROWS.split("\n")[:2], ROWS.split("\n")[2:]
+    out = op.process(parse_changelog("\n".join(head), T))
+    out.extend(op.on_watermark(1))
+    out.extend(op.process(parse_changelog("\n".join(tail), T)))
+    out.extend(op.on_watermark(1 << 62))
+    assert show(out, T + types("BIGINT")) == ["+I[a, 1, 1, 1]"]
+    assert op.late_rows == 1
