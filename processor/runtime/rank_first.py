@@ -9,7 +9,8 @@ key are dropped, as are rows older than the watermark when they arrive (late, co
 ``topn_ties_rowtime_first``.
 
 State: ``waiting`` holds the waiting rows by (time, key), so a watermark reads only those
-it fires; ``keys`` holds each key's waiting time, or ``DONE`` once its row was emitted.
+it fires, ``held`` each waiting key's time, ``done`` the keys whose row was emitted (the
+only table that state TTL expires, as in Flink).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from __future__ import annotations
 from deltaflow.formats.changelog import ADDS, INSERT, Batch
 from deltaflow.processor.plan import Rank
 from deltaflow.processor.runtime.base import Operator, epoch_ms, key_getter
+from deltaflow.processor.runtime.ttl import TtlBackend
 
-DONE = "done"
 MIN_WATERMARK = -(1 << 63)
 
 
@@ -27,9 +28,13 @@ class FirstOnWatermarkOperator(Operator):
         self.partition_of = key_getter(node.partition_keys)
         self.column = node.order_keys[0][0]
         self.number = (1,) if node.output_rank_number else ()
-        self.waiting = backend.table(f"{node.node_id}:Rank:waiting")
-        self.keys = backend.table(f"{node.node_id}:Rank:first")
-        self.progress = backend.table(f"{node.node_id}:Rank:watermark")
+        # with state TTL only the keys' marks expire, as in Flink: a waiting row that
+        # expired before its watermark would be lost
+        lasting = backend.backend if isinstance(backend, TtlBackend) else backend
+        self.waiting = lasting.table(f"{node.node_id}:Rank:waiting")
+        self.held = lasting.table(f"{node.node_id}:Rank:held")
+        self.done = backend.table(f"{node.node_id}:Rank:done")
+        self.progress = lasting.table(f"{node.node_id}:Rank:watermark")
         stored = self.progress.get(("watermark",))
         self.watermark = MIN_WATERMARK if stored is None else int(stored)  # type: ignore[call-overload]
         self.late_rows = 0
@@ -39,7 +44,8 @@ class FirstOnWatermarkOperator(Operator):
             return Batch()
         parts = [self.partition_of(r) for r in batch.rows]
         distinct = list(dict.fromkeys(parts))
-        known = dict(zip(distinct, self.keys.get_many(distinct), strict=True))
+        emitted = dict(zip(distinct, self.done.get_many(distinct), strict=True))
+        known = dict(zip(distinct, self.held.get_many(distinct), strict=True))
         for kind, row, part in zip(batch.kinds, batch.rows, parts, strict=True):
             value = row[self.column]
             if not ADDS[kind] or value is None:
@@ -49,12 +55,12 @@ class FirstOnWatermarkOperator(Operator):
                 self.late_rows += 1
                 continue
             held = known[part]
-            if held == DONE or (held is not None and ts >= held):  # type: ignore[operator]
+            if emitted[part] or (held is not None and ts >= held):  # type: ignore[operator]
                 continue
             if held is not None:
                 self.waiting.delete((held, *part))
             self.waiting.put((ts, *part), row)
-            self.keys.put(part, ts)
+            self.held.put(part, ts)
             known[part] = ts
         return Batch()
 
@@ -72,5 +78,6 @@ class FirstOnWatermarkOperator(Operator):
         for skey, row in fired:
             out.append(INSERT, row + self.number)  # type: ignore[operator]
             self.waiting.delete(skey)
-            self.keys.put(skey[1:], DONE)
+            self.held.delete(skey[1:])
+            self.done.put(skey[1:], True)
         return out

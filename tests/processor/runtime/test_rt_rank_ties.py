@@ -15,6 +15,7 @@ from rt_helpers import ALL, INSERT_ONLY, fields, parse_changelog, scan, show, ty
 
 from deltaflow.processor.plan import Rank
 from deltaflow.processor.runtime.rank import RankOperator, rank_operator
+from deltaflow.processor.runtime.ttl import TtlBackend
 
 T = types("STRING", "INT", "INT")  # k, id, ts
 ROWS = "+I[a, 1, 1]\n+I[a, 2, 1]\n+I[a, 3, 0]\n+I[a, 4, 1]\n+I[a, 5, 2]\n+I[a, 6, 2]"
@@ -113,3 +114,19 @@ def test_keep_first_on_event_time_keeps_the_first_of_equal_times_and_drops_late_
     out.extend(op.on_watermark(1 << 62))
     assert show(out, T + types("BIGINT")) == ["+I[a, 1, 1, 1]"]
     assert op.late_rows == 1
+
+
+def test_keep_first_on_event_time_waiting_rows_outlive_the_state_ttl(backend, ctx):
+    """With table.exec.state.ttl only the marks of emitted keys expire, as in Flink: a row
+    that waits longer than the TTL for its watermark is still emitted."""
+    now = [0]
+    ttl = TtlBackend(backend, ttl_ms=10, clock=lambda: now[0])
+    node = replace(rank(asc=True, mode=INSERT_ONLY), first_on_watermark=True)
+    op = rank_operator(node, ttl, ctx)
+    op.process(parse_changelog("+I[a, 1, 5]", T))
+    now[0] = 1000
+    assert show(op.on_watermark(5), T) == ["+I[a, 1, 5]"]
+    assert show(op.process(parse_changelog("+I[a, 2, 6]", T)), T) == []  # a is done
+    now[0] = 2000  # the mark of a expired: a later row of a starts over, as in Flink
+    op.process(parse_changelog("+I[a, 3, 7]", T))
+    assert show(op.on_watermark(7), T) == ["+I[a, 3, 7]"]
