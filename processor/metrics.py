@@ -80,6 +80,9 @@ def render(job) -> str:
                 [({}, getattr(job, "epoch", 0))]),
         *family("deltaflow_uptime_seconds", "gauge", "Seconds since the job started.",
                 [({}, f"{time.monotonic() - stats.started:.3f}")]),
+        *family("deltaflow_late_records_dropped_total", "counter",
+                "Rows an event-time operator dropped because the watermark had passed them "
+                "(Flink's numLateRecordsDropped).", _late_samples(job)),
         *family("deltaflow_state_bytes", "gauge",
                 "Bytes of the LMDB pages holding each operator's state (committed).",
                 _state_samples(job)),
@@ -93,6 +96,20 @@ def _lag_samples(lag: dict[str, dict[tuple[str, int], int]]) -> list[Sample]:
         for table, parts in lag.items()
         for (topic, part), n in sorted(parts.items())
     ]
+
+
+def _late_samples(job) -> list[Sample]:
+    """Per event-time operator (window aggregate, keep-first Deduplicate) its late rows."""
+    graph = getattr(job, "graph", None)
+    if graph is None:
+        return []
+    out: list[Sample] = []
+    for node_id, op in list(graph.ops.items()):
+        late = getattr(op, "late_rows", None)
+        if late is not None:
+            name = type(graph.nodes[node_id]).__name__
+            out.append(({"operator": name, "operator_id": node_id}, late))
+    return out
 
 
 def _state_samples(job) -> list[Sample]:
