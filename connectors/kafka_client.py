@@ -20,6 +20,7 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from deltaflow.connectors import kafka_logs
 from deltaflow.connectors.options import TableOptions
 from deltaflow.formats.errors import ConnectorError
 
@@ -58,6 +59,8 @@ def client_config(opts: TableOptions, bootstrap: str | None) -> dict[str, str]:
 
 
 def _client(kind, opts: TableOptions, conf: dict[str, str]):
+    if "debug" not in conf and "logger" not in conf:  # rate-limited log lines (kafka_logs)
+        conf = {**conf, "logger": kafka_logs.LIMITER}
     try:
         return kind(conf)
     except KafkaException as err:
@@ -143,6 +146,7 @@ def list_partitions(
     try:
         meta = client.list_topics(timeout=timeout)
     except KafkaException as err:
+        client.poll(0)  # prints the client's log lines (kafka_logs): why it got no answer
         raise unreachable(opts, err) from None
     if pattern is not None:
         names = sorted(t for t in meta.topics if pattern.fullmatch(t) and not t.startswith("__"))

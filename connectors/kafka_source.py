@@ -50,6 +50,7 @@ class KafkaSource(SettledBounds):
         self.topic_ids: dict[str, str] = {}  # topic -> id, checked at the next restart
         self.recreated: dict[str, str] = {}  # topic -> how its id changed since the checkpoint
         self.opened_at: dict[tuple[str, int], int] = {}
+        self.eof_at: dict[tuple[str, int], int] = {}  # the last partition EOF's offset
         self.consumer = None
         self.dead_letter_writer = (
             DeadLetterWriter(opts, conf, layout.dead_letter_topic)
@@ -197,6 +198,7 @@ class KafkaSource(SettledBounds):
             raise self.opts.error(f"Kafka error on {tp[0]}/{tp[1]}: {err.str()}")
 
     def _at_eof(self, tp, offset: int) -> None:
+        self.eof_at[tp] = offset
         bounds = self.bounds.get(tp)
         if bounds is None or bounds.end is None:
             return
@@ -329,6 +331,30 @@ class KafkaSource(SettledBounds):
         if any(e is None for e in ends):
             return done, None
         return done, sum(max(0, b.end - self.opened_at[tp]) for tp, b in self.bounds.items())  # type: ignore[operator]
+
+    def partition_lag(self) -> dict[tuple[str, int], int]:
+        """Records of each partition not read yet: the high watermark of the last fetch
+        response (librdkafka keeps it; tansu answers ListOffsets wrongly, so it is never
+        asked) minus the position, or minus the last EOF's offset when that is higher
+        (a transaction's commit marker is an offset but no record). A bounded read
+        counts up to its end offset; a partition not fetched yet is left out."""
+        if self.consumer is None:
+            return {}
+        out = {}
+        for tp, position in self.next.items():
+            end = self.bounds[tp].end
+            if tp in self.done:
+                out[tp] = 0
+                continue
+            try:
+                _, high = self.consumer.get_watermark_offsets(TopicPartition(*tp), cached=True)
+            except (KafkaException, RuntimeError):  # the partition is gone, the consumer closed
+                continue
+            if high < 0 and end is None:
+                continue
+            high = end if high < 0 else high if end is None else min(high, end)
+            out[tp] = max(0, high - max(position, self.eof_at.get(tp, 0)))
+        return out
 
     def close(self) -> None:
         if self.dead_letter_writer is not None:

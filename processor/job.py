@@ -16,6 +16,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from deltaflow.connectors import kafka_logs
 from deltaflow.connectors.base import PartitionedSource, create_sink, create_source, for_new_run
 from deltaflow.connectors.kafka_offsets import check_named_partitions
 from deltaflow.connectors.transactions import (
@@ -40,7 +41,11 @@ from deltaflow.processor.plan import JobPlan
 from deltaflow.processor.runtime import key_presence
 from deltaflow.processor.runtime.demand import demanded_columns
 from deltaflow.processor.runtime.prefilter import prefilters
-from deltaflow.processor.settings import broker_timeout_s, checkpoint_interval_s
+from deltaflow.processor.settings import (
+    broker_timeout_s,
+    checkpoint_interval_s,
+    progress_interval_s,
+)
 from deltaflow.state.backend import StateBackend
 from deltaflow.state.checkpoint import PENDING_KEY, Checkpointer
 from deltaflow.state.lock import StateLock
@@ -56,6 +61,7 @@ class JobOptions:
     bootstrap: str | None = None
     start: str | None = None  # --from
     quiet: bool = True
+    progress_log: bool = False  # stderr is no terminal: a line every deltaflow.progress.interval
     metrics_port: int | None = None
     out: object = None  # stream for print sinks (default stdout)
     job_file: str | None = None  # the job's file, for the advice in messages
@@ -231,6 +237,7 @@ class Job:
     def _run(self) -> int:
         last_checkpoint = time.monotonic()
         display = progress.Display(self, enabled=not self.options.quiet)
+        observer = progress.Observer(self, self._progress_every())
         try:
             if self.txn is not None:
                 self.txn.begin()
@@ -244,13 +251,22 @@ class Job:
                     last_checkpoint = time.monotonic()
                 self.watch.check()
                 display.tick()
+                observer.tick()
                 if not busy:
                     time.sleep(0.005)
             self._checkpoint()
         finally:
             display.close()
+            observer.close()
             self.close()
         return 0
+
+    def _progress_every(self) -> float | None:
+        """Seconds between progress log lines (None: none); see settings.py."""
+        if not self.options.progress_log:
+            return None
+        daemon = any(s.progress()[1] is None for s in self.sources.values())
+        return progress_interval_s(self.plan.settings, daemon)
 
     def _poll_once(self) -> bool:
         busy = False
@@ -328,8 +344,7 @@ class Job:
         crash.point("step4")
         if self.txn is not None:
             self.txn.begin()
-        self.stats.checkpoints += 1
-        self.stats.last_checkpoint_s = time.monotonic() - started
+        self.stats.checkpointed(time.monotonic() - started)
         for writer, count in letters:  # one line per checkpoint that wrote dead letters
             print(f"deltaflow: {writer.report(count)}", file=sys.stderr, flush=True)
         progress.report_skipped(self)
@@ -414,3 +429,4 @@ class Job:
         if backend is not None:
             backend.close()
         self.lock.release()
+        kafka_logs.LIMITER.flush()  # how many librdkafka lines were left out, if any

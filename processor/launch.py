@@ -94,6 +94,7 @@ def run_cli(args: argparse.Namespace) -> int:
         bootstrap=bootstrap,
         start=args.start_from,
         quiet=args.quiet or not sys.stderr.isatty(),
+        progress_log=not args.quiet and not sys.stderr.isatty(),
         metrics_port=args.metrics_port,
         job_file=args.job,
     )

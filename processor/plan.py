@@ -230,6 +230,13 @@ class Rank(Node):
     rank_start: int
     rank_end: int | None
     output_rank_number: bool
+    # of equal sort keys the later arrival ranks first (else the earlier, as in Flink's
+    # Rank): Flink's Deduplicate keep-last, planned for rank 1 of an insert-only input
+    # ordered by one time attribute DESC
+    later_first: bool = False
+    # rank 1 of an insert-only input ordered by a rowtime ASC: Flink's Deduplicate
+    # keep-first on event time, whose row waits for the watermark (runtime/rank_first.py)
+    first_on_watermark: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,7 +5,10 @@
   before it stops with an error (its last checkpoint intact);
 - ``deltaflow.unknown-key-delete``: what a delete or update of a primary key a
   changelog source never inserted does (``ignore``, ``count``, ``policy``); read by
-  ``deltaflow.processor.runtime.key_presence``.
+  ``deltaflow.processor.runtime.key_presence``;
+- ``deltaflow.progress.interval``: how often a job whose stderr is not a terminal logs
+  a progress line (events/s, lag, checkpoint age); ``0`` turns it off. By default
+  every 30 s for a daemon (a source without an end), never for a bounded job.
 
 Durations are written as in Flink: ``1 s``, ``500 ms``, ``10 min``; a bare number
 is milliseconds.
@@ -17,6 +20,7 @@ from deltaflow.formats.errors import DeltaflowError
 
 DEFAULT_CHECKPOINT_MS = 1000
 DEFAULT_BROKER_TIMEOUT_MS = 180_000
+DEFAULT_PROGRESS_MS = 30_000
 UNKNOWN_KEY_DELETE_MODES = ("ignore", "count", "policy")
 # Flink's boolean options deltaflow reads; Flink takes 'true' or 'false' in any case.
 BOOLEAN_SETTINGS = (
@@ -40,6 +44,7 @@ def _unknown_key_delete(key: str, value: str) -> None:
 # Every deltaflow.* setting and the check of its value: another deltaflow.* key is a typo.
 DELTAFLOW_SETTINGS = {
     "deltaflow.broker.timeout": _duration,
+    "deltaflow.progress.interval": _duration,
     "deltaflow.unknown-key-delete": _unknown_key_delete,
 }
 
@@ -70,6 +75,14 @@ def broker_timeout_s(settings: dict[str, str]) -> float:
     if not text:
         return DEFAULT_BROKER_TIMEOUT_MS / 1000
     return max(1, parse_duration_ms(text, "deltaflow.broker.timeout")) / 1000
+
+
+def progress_interval_s(settings: dict[str, str], daemon: bool) -> float | None:
+    """``deltaflow.progress.interval`` in seconds; None: no periodic progress line."""
+    text = settings.get("deltaflow.progress.interval")
+    if not text:
+        return DEFAULT_PROGRESS_MS / 1000 if daemon else None
+    return parse_duration_ms(text, "deltaflow.progress.interval") / 1000 or None
 
 
 _UNITS_MS = {

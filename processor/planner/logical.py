@@ -218,12 +218,34 @@ class Rank(LNode):
     time_order: str | None = None  # ROWTIME / PROCTIME when ordered by a time attribute
 
     @property
-    def keeps_first_in_time(self) -> bool:
+    def keeps_first(self) -> bool:
+        """Rank 1 ordered ASC: over an insert-only input Flink 2.3 says it emits inserts only
+        (with or without a time attribute; a better row that comes later is then a +U
+        without its -U, as Flink prints it)."""
         first = self.rank_start == 1 and self.rank_end == 1
-        return first and self.time_order is not None and self.order_keys[0][1]
+        return first and self.order_keys[0][1]
+
+    @property
+    def keeps_last_in_time(self) -> bool:
+        """Flink's Deduplicate keep-last (rank 1 of an insert-only input ordered by one
+        time attribute DESC): a row replaces the kept one when its time is >= the kept
+        one's, so of equal times the last arrival is kept. Every other Rank, and any Rank
+        of an updating input, keeps the first arrival (checked against Flink 2.3)."""
+        first = self.rank_start == 1 and self.rank_end == 1 and len(self.order_keys) == 1
+        descending = first and self.time_order is not None and not self.order_keys[0][1]
+        return descending and self.inputs[0].mode == INSERT_ONLY
+
+    @property
+    def first_on_watermark(self) -> bool:
+        """Flink's Deduplicate keep-first on event time (rank 1 of an insert-only input
+        ordered by one rowtime ASC): a key's row of the smallest time is emitted once the
+        watermark passes it; later and late rows are dropped."""
+        first = self.rank_start == 1 and self.rank_end == 1 and len(self.order_keys) == 1
+        rowtime = first and self.time_order == "ROWTIME" and self.order_keys[0][1]
+        return rowtime and self.inputs[0].mode == INSERT_ONLY
 
     def produces(self, inputs: list[Mode]) -> Mode:
-        if inputs[0] == INSERT_ONLY and self.keeps_first_in_time:
+        if inputs[0] == INSERT_ONLY and self.keeps_first:
             return INSERT_ONLY
         return ALL
 

@@ -105,6 +105,8 @@ def _rank(node: L.Rank, base: dict[str, Any]) -> P.Node:
         rank_start=node.rank_start,
         rank_end=node.rank_end,
         output_rank_number=node.output_rank_number,
+        later_first=node.keeps_last_in_time,
+        first_on_watermark=node.first_on_watermark,
     )
 
 

@@ -44,7 +44,7 @@ from deltaflow.processor.runtime.keyed import (
     SinkUpsertMaterializerOperator,
 )
 from deltaflow.processor.runtime.lookup import LookupJoinOperator
-from deltaflow.processor.runtime.rank import RankOperator
+from deltaflow.processor.runtime.rank import rank_operator
 from deltaflow.processor.runtime.simple import (
     CalcOperator,
     DropUpdateBeforeOperator,
@@ -67,7 +67,7 @@ _BUILDERS = {
     p.ChangelogNormalize: ChangelogNormalizeOperator,
     p.Deduplicate: DeduplicateOperator,
     p.SinkUpsertMaterializer: SinkUpsertMaterializerOperator,
-    p.Rank: RankOperator,
+    p.Rank: rank_operator,
     p.WindowAggregate: WindowAggOperator,
     p.Sink: SinkOperator,
     p.LookupJoin: LookupJoinOperator,

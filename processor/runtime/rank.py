@@ -1,7 +1,8 @@
 """Rank: ``ROW_NUMBER() OVER (PARTITION BY .. ORDER BY ..)`` Top-N with retraction.
 
 Per partition the state is the list of the partition's rows in sort order (rows
-with equal sort keys in arrival order, as Flink's sorted buffer keeps them). Each
+with equal sort keys in arrival order, as Flink's sorted buffer keeps them; in
+reverse arrival order for ``later_first``, Flink's Deduplicate keep-last). Each
 input record changes the list; the rows at the ranks ``rank_start..rank_end``
 before and after are compared and the difference is emitted, record by record:
 
@@ -10,7 +11,12 @@ before and after are compared and the difference is emitted, record by record:
   appears emits ``+I`` and one that disappears ``-D``;
 - without it, rows that left the top emit ``-D`` and rows that entered ``+I``
   (the ``-D`` first, then the ``+I``, as Flink 2.3 prints for both insert-only and
-  updating input: ``+I[a, 1] +I[a, 5] -D[a, 1] +I[a, 3]`` for a top 2 by v DESC).
+  updating input: ``+I[a, 1] +I[a, 5] -D[a, 1] +I[a, 3]`` for a top 2 by v DESC);
+- over an insert-only input, a single rank (``rn = 1``) changes as an update without the
+  rank number too, and every rank from a new row's down is emitted, even where an equal
+  row takes an equal row's place (Flink 2.3 prints those -U/+U of equal rows);
+- ties (docs/FLINK_COMPATIBILITY.md, "Ties"): equal sort keys rank in arrival order,
+  except ``later_first`` (Deduplicate keep-last), where the last arrival ranks first.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from collections.abc import Callable
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch
 from deltaflow.processor.plan import Rank
 from deltaflow.processor.runtime.base import Operator, key_getter, row_freezer
+from deltaflow.processor.runtime.rank_first import FirstOnWatermarkOperator
 
 
 class _Desc:
@@ -70,8 +77,14 @@ class RankOperator(Operator):
         self.freeze = row_freezer(node.inputs[0].types) or (lambda row: row)
         # insert-only input: a row beyond rank_end can never move up again (Flink's
         # AppendOnlyTopNFunction keeps only the top rows too)
-        append_only = node.inputs[0].changelog_mode <= {0}
+        append_only = self.append_only = node.inputs[0].changelog_mode <= {0}
         self.keep = node.rank_end if append_only and node.rank_end is not None else None
+        # where a new row goes among its equal sort keys: behind them (Flink's Rank), or
+        # before them (Deduplicate keep-last: of equal times the last arrival is kept)
+        self.place = bisect_left if node.later_first else bisect_right
+        # one rank of an insert-only input: Flink 2.3 prints a change of its row as an
+        # update (-U/+U, just +U where the mode has no UB), not as -D/+I
+        self.single = append_only and node.rank_start == node.rank_end
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
@@ -84,9 +97,14 @@ class RankOperator(Operator):
         for kind, row, part in zip(batch.kinds, batch.rows, parts, strict=True):
             rows = lists[part]
             before = self._top(rows)
-            if not self._change(rows, kind, row):
+            at = self._change(rows, kind, row)
+            if at is None:
                 continue
-            self._emit(out, before, self._top(rows))
+            # over an insert-only input Flink emits every rank from the new row's down, even
+            # where an equal row takes the place of an equal one (duplicates; Deduplicate
+            # keep-last replacing an equal row)
+            shifted = at - self.start + 1 if self.append_only and ADDS[kind] else None
+            self._emit(out, before, self._top(rows), shifted)
             if self.keep is not None and len(rows) > self.keep:
                 del rows[self.keep :]
         for part, rows in lists.items():
@@ -102,21 +120,28 @@ class RankOperator(Operator):
     def _top(self, rows: list[tuple]) -> list[tuple]:
         return rows[self.start - 1 : self.end]
 
-    def _change(self, rows: list[tuple], kind: int, row: tuple) -> bool:
+    def _change(self, rows: list[tuple], kind: int, row: tuple) -> int | None:
+        """Adds or retracts ``row``; the index it went to or came from (None: a retraction
+        of a row never added, nothing to emit)."""
         key = self.key
         if ADDS[kind]:
-            rows.insert(bisect_right(rows, key(row), key=key), row)
-            return True
+            at = self.place(rows, key(row), key=key)
+            rows.insert(at, row)
+            return at
         k = key(row)
         lo, hi = bisect_left(rows, k, key=key), bisect_right(rows, k, key=key)
         for i in range(lo, hi):
             if rows[i] == row:
                 del rows[i]
-                return True
-        return False  # a retraction of a row never added: nothing to emit
+                return i
+        return None
 
-    def _emit(self, out: Batch, before: list[tuple], after: list[tuple]) -> None:
-        if not self.with_number:
+    def _emit(
+        self, out: Batch, before: list[tuple], after: list[tuple], shifted: int | None
+    ) -> None:
+        """The changes from ``before`` to ``after`` (the rows at the ranks); from the rank
+        ``shifted`` on (0: the first) an unchanged row is emitted too."""
+        if not self.with_number and not self.single:
             # as Flink: the -D of the row that left the top first, then the +I of the one
             # that entered (checked against Flink 2.3 by tests/conformance)
             deletes = _difference(before, after, DELETE, self.freeze)
@@ -124,11 +149,12 @@ class RankOperator(Operator):
             for kind, row in deletes + inserts:
                 out.append(kind, row)
             return
+        number = self.with_number
         for i in range(max(len(before), len(after))):
-            rank = self.start + i
-            old = before[i] + (rank,) if i < len(before) else None
-            new = after[i] + (rank,) if i < len(after) else None
-            if old == new:
+            rank = (self.start + i,) if number else ()
+            old = before[i] + rank if i < len(before) else None
+            new = after[i] + rank if i < len(after) else None
+            if old == new and (shifted is None or i < shifted):
                 continue
             if old is None:
                 out.append(INSERT, new)  # type: ignore[arg-type]
@@ -153,3 +179,11 @@ def _difference(
             extra[frozen] -= 1
             out.append((kind, row))
     return out
+
+
+def rank_operator(node: Rank, backend, ctx) -> Operator:
+    """The operator of a Rank node: Flink's Deduplicate keep-first on event time waits for
+    the watermark (``rank_first``), every other Rank is ``RankOperator``."""
+    if node.first_on_watermark:
+        return FirstOnWatermarkOperator(node, backend, ctx)
+    return RankOperator(node, backend, ctx)

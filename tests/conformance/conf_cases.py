@@ -8,6 +8,7 @@ once per case into a work directory both engines read.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +21,9 @@ from conf_histories import (
     event_line,
     orders_history,
     payments_history,
+    tied,
     write_history,
+    write_rows,
 )
 from conf_templates import TEMPLATES, Template
 
@@ -65,9 +68,10 @@ class Case:
             if self.template.source_pk:
                 columns.append(f"PRIMARY KEY ({SOURCE_PK[table]}) NOT ENFORCED")
             path = f"{self.id}/{table}.json"
+            fmt = "json" if self.template.append_only else "debezium-json"
             out.append(
                 f"CREATE TABLE {table} ({', '.join(columns)}) WITH ('connector' = 'filesystem', "
-                f"'path' = '{path}', 'format' = 'debezium-json')"
+                f"'path' = '{path}', 'format' = '{fmt}')"
             )
         out.append(self.sink_ddl())
         return out
@@ -96,7 +100,10 @@ class Case:
         folder = workdir / self.id
         folder.mkdir(parents=True, exist_ok=True)
         for table, events in self.histories.items():
-            write_history(folder / f"{table}.json", events, table)
+            if self.template.append_only:
+                write_rows(folder / f"{table}.json", events)
+            else:
+                write_history(folder / f"{table}.json", events, table)
 
     def job_sql(self) -> str:
         """The whole job as one SQL script (deltaflow's input, and a regression file's)."""
@@ -109,7 +116,7 @@ class Case:
             event_line(e, t, i)
             for t, es in sorted(self.histories.items())
             for i, e in enumerate(es)
-        ]
+        ] + (["append-only"] if self.template.append_only else [])
         return {
             "id": self.id,
             "inputs": hashlib.sha256("\n".join(lines).encode()).hexdigest(),
@@ -131,10 +138,11 @@ def all_cases() -> list[Case]:
             n_orders, n_customers = (n * template.scale for n in _sizes(seed))
             histories = {}
             if "orders" in template.tables:
-                histories["orders"] = orders_history(seed, n_orders)
+                histories["orders"] = tied(orders_history(seed, n_orders), template.tie_ms)
             if "payments" in template.tables:
                 histories["payments"] = payments_history(seed, n_customers * 2)
             if "customers" in template.tables:
                 histories["customers"] = customers_history(seed, n_customers)
             cases.append(Case(f"c{len(cases) + 1:04d}", template, seed, histories))
-    return cases
+    only = os.environ.get("DELTAFLOW_CONFORMANCE_ONLY")  # template names, comma-separated
+    return [c for c in cases if not only or c.template.name in only.split(",")]

@@ -211,6 +211,27 @@ def write_history(path: Path, events: list[Event], table: str) -> None:
                     encoding="utf-8")  # fmt: skip
 
 
+def write_rows(path: Path, events: list[Event]) -> None:
+    """An insert-only input for the 'json' format: the new image of every insert and
+    update, in order (deletes have none)."""
+    rows = [json.dumps(_image(e.after), ensure_ascii=False) + "\n" for e in events if e.after]
+    path.write_text("".join(rows), encoding="utf-8")
+
+
+def tied(events: list[Event], tie_ms: int) -> list[Event]:
+    """The events with ``ts`` rounded down to a multiple of ``tie_ms`` (0: unchanged)."""
+    if not tie_ms:
+        return events
+    step = dt.timedelta(milliseconds=tie_ms)
+
+    def floor(row: dict | None) -> dict | None:
+        if row is None or row.get("ts") is None:
+            return row
+        return {**row, "ts": BASE_TS + (row["ts"] - BASE_TS) // step * step}
+
+    return [Event(e.op, floor(e.before), floor(e.after)) for e in events]
+
+
 def history_to_json(events: list[Event]) -> list[dict]:
     """Events as plain JSON data (for regression files)."""
     return [{"op": e.op, "before": _image(e.before), "after": _image(e.after)} for e in events]

@@ -37,6 +37,11 @@ class Template:
     seeds: int = 9
     scale: int = 1  # histories this many times longer than the default 8-40 / 5-18 events
     source_pk: bool = False  # the sources declare PRIMARY KEY (id / cid / pid) NOT ENFORCED
+    # append_only: the sources are plain 'json' rows, one per insert and per update's new
+    # image (an insert-only changelog); tie_ms: orders' ts rounded down to this many ms, so
+    # that many rows share a timestamp
+    append_only: bool = False
+    tie_ms: int = 0
 
 
 def T(name, category, select, sink, **kw) -> Template:  # noqa: N802 - a table constructor
@@ -169,6 +174,58 @@ RANK = [
       "SELECT product, cnt FROM (SELECT product, cnt, ROW_NUMBER() OVER (ORDER BY cnt DESC, product) AS rn "
       "FROM (SELECT product, COUNT(*) AS cnt FROM orders GROUP BY product)) WHERE rn <= 2",
       ["product STRING", "cnt BIGINT"]),
+]
+
+# Ties between equal sort keys (issue 18 item 7), each case checked against Flink 2.3: over an
+# insert-only input, ROW_NUMBER() = 1 ordered by a time attribute DESC keeps the row that
+# arrived last (Flink's Deduplicate keep-last: a row replaces the kept one when its time is
+# >= the kept one's); ordered ASC it is Deduplicate keep-first on event time (the row of the
+# smallest time, the first of equal times, emitted once the watermark passes it; rows fired
+# by one watermark come out in timer order, so the final table is compared); every
+# other Rank keeps equal keys in arrival order (the first ranks higher), as do updating
+# inputs, where a row retracted and added again goes behind its ties.
+_AO = {"append_only": True, "tie_ms": 10_000}
+TIES = [
+    T("topn_ties_rowtime_last", "topn",
+      "SELECT id, cust, amt, ts FROM (SELECT id, cust, amt, ts, ROW_NUMBER() OVER (PARTITION BY cust "
+      "ORDER BY ts DESC) AS rn FROM orders) WHERE rn = 1",
+      ["id INT", "cust INT", "amt DECIMAL(10, 2)", "ts TIMESTAMP(3)"], watermark=True, **_AO),
+    T("topn_ties_rowtime_last_rn", "topn",
+      "SELECT * FROM (SELECT id, cust, ts, ROW_NUMBER() OVER (PARTITION BY cust "
+      "ORDER BY ts DESC) AS rn FROM orders) WHERE rn <= 1",
+      ["id INT", "cust INT", "ts TIMESTAMP(3)", "rn BIGINT"], watermark=True, **_AO),
+    T("topn_ties_rowtime_first", "topn",
+      "SELECT id, cust, amt, ts FROM (SELECT id, cust, amt, ts, ROW_NUMBER() OVER (PARTITION BY cust "
+      "ORDER BY ts ASC) AS rn FROM orders) WHERE rn = 1",
+      ["id INT", "cust INT", "amt DECIMAL(10, 2)", "ts TIMESTAMP(3)"], watermark=True, compare="final", **_AO),
+    T("topn_ties_rowtime_first_rn", "topn",
+      "SELECT * FROM (SELECT id, cust, ts, ROW_NUMBER() OVER (PARTITION BY cust "
+      "ORDER BY ts ASC) AS rn FROM orders) WHERE rn <= 1",
+      ["id INT", "cust INT", "ts TIMESTAMP(3)", "rn BIGINT"], watermark=True, compare="final", **_AO),
+    T("topn_ties_rowtime_top2", "topn",
+      "SELECT id, cust, ts FROM (SELECT id, cust, ts, ROW_NUMBER() OVER (PARTITION BY cust "
+      "ORDER BY ts DESC) AS rn FROM orders) WHERE rn <= 2",
+      ["id INT", "cust INT", "ts TIMESTAMP(3)"], watermark=True, **_AO),
+    T("topn_ties_plain_last", "topn",
+      "SELECT id, cust, ts FROM (SELECT id, cust, ts, ROW_NUMBER() OVER (PARTITION BY cust "
+      "ORDER BY ts DESC) AS rn FROM orders) WHERE rn = 1",
+      ["id INT", "cust INT", "ts TIMESTAMP(3)"], **_AO),
+    T("topn_ties_plain_first", "topn",
+      "SELECT id, cust, ts FROM (SELECT id, cust, ts, ROW_NUMBER() OVER (PARTITION BY cust "
+      "ORDER BY ts ASC) AS rn FROM orders) WHERE rn = 1",
+      ["id INT", "cust INT", "ts TIMESTAMP(3)"], **_AO),
+    T("topn_ties_plain_range", "topn",
+      "SELECT * FROM (SELECT id, cust, ts, ROW_NUMBER() OVER (PARTITION BY cust "
+      "ORDER BY ts DESC) AS rn FROM orders) WHERE rn BETWEEN 2 AND 3",
+      ["id INT", "cust INT", "ts TIMESTAMP(3)", "rn BIGINT"], **_AO),
+    T("topn_ties_updating_rowtime", "topn",
+      "SELECT id, cust, ts FROM (SELECT id, cust, ts, ROW_NUMBER() OVER (PARTITION BY cust "
+      "ORDER BY ts DESC) AS rn FROM orders) WHERE rn = 1",
+      ["id INT", "cust INT", "ts TIMESTAMP(3)"], watermark=True, tie_ms=10_000),
+    T("topn_ties_updating_rn", "topn",
+      "SELECT * FROM (SELECT id, cust, ts, ROW_NUMBER() OVER (PARTITION BY cust "
+      "ORDER BY ts ASC) AS rn FROM orders) WHERE rn <= 2",
+      ["id INT", "cust INT", "ts TIMESTAMP(3)", "rn BIGINT"], tie_ms=10_000),
 ]
 
 _WS = "window_start, window_end"
@@ -373,5 +430,5 @@ SOURCE_PK = [
 ]
 
 TEMPLATES: tuple[Template, ...] = tuple(
-    CALC + AGG + JOIN + UNION + RANK + WINDOW + SINKS + ERRORS + MORE + LONG + LTZ + SOURCE_PK
-)
+    CALC + AGG + JOIN + UNION + RANK + WINDOW + SINKS + ERRORS + MORE + LONG + LTZ + SOURCE_PK + TIES
+)  # fmt: skip

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import urllib.request
 
 from confluent_kafka import Producer
+from metrics_text import parse, sample, scrape
 
 from deltaflow.connectors.broker import ensure_topics, free_port
 from deltaflow.processor.job import Job, JobOptions
@@ -38,14 +38,21 @@ def test_metrics_count_events_in_out_skipped_and_checkpoints(broker, new_topic, 
     server = serve_metrics(job, port)
     try:
         job.run()
-        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+        families = parse(scrape(port))
     finally:
         server.shutdown()
-    lines = set(text.splitlines())
-    assert 'deltaflow_events_in_total{source="default_catalog.default_database.src"} 3' in lines
-    assert 'deltaflow_events_out_total{sink="default_catalog.default_database.out"} 2' in lines
-    assert (
-        'deltaflow_records_skipped_total{source="default_catalog.default_database.src"} 1' in lines
+    assert sample(families, "deltaflow_events_in_total", table="src") == 3
+    assert sample(families, "deltaflow_events_out_total", table="out") == 2
+    assert sample(families, "deltaflow_records_skipped_total", table="src") == 1
+    assert sample(families, "deltaflow_checkpoints_total") >= 1
+    assert sample(families, "deltaflow_checkpoint_duration_seconds_count") == sample(
+        families, "deltaflow_checkpoints_total"
     )
-    checkpoints = [ln for ln in lines if ln.startswith("deltaflow_checkpoints_total ")]
-    assert checkpoints and int(checkpoints[0].split()[1]) >= 1
+    # the bounded read ended at the end offset: nothing left of its 4 records
+    assert (
+        sample(families, "deltaflow_source_lag_records", table="src", topic=src, partition=0) == 0
+    )
+    assert 0 <= sample(families, "deltaflow_last_checkpoint_age_seconds") < 60
+    assert sample(families, "deltaflow_last_checkpoint_epoch") == sample(
+        families, "deltaflow_checkpoints_total"
+    )

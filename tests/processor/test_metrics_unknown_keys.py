@@ -33,7 +33,7 @@ EVENTS = [
     {"before": {"id": 2, "merchant": 7}, "after": None, "op": "d"},
     {"before": None, "after": {"id": 3, "merchant": 7}, "op": "c"},
 ]
-TABLE = "default_catalog.default_database.orders"
+TABLE = "orders"
 
 
 def scrape_after_run(broker: str, src: str, mode: str, state) -> set[str]:
