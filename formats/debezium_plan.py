@@ -105,6 +105,7 @@ class Plan:
         meta: Sequence[Any] = (),
         loose: bool = False,
         prefilter: PreFilter | None = None,
+        partial: bool = False,
     ) -> None:
         self.columns = columns
         self.null_bad_fields = null_bad_fields
@@ -143,7 +144,7 @@ class Plan:
         self.slow = msgspec.json.Decoder(slow, float_hook=hook)
         code = RowCode(len(columns), posts, self.skipped, decimals, raw)
         self.read = code.compile_reader()
-        self.run = code.compile_batch(self.fast.decode, meta, (Bad,), self.keep)
+        self.run = code.compile_batch(self.fast.decode, meta, (Bad,), self.keep, partial)
 
     def checked(self, value: Any) -> tuple[Any, tuple | None, tuple | None, int]:
         """The checked path: the envelope, both images and how many fields became NULL."""

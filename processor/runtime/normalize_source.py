@@ -1,0 +1,216 @@
+"""A source whose before-images come from state: the value decoder wrapped by the
+``Normalizer`` (``normalize``), with the rows kept per primary key in LMDB.
+
+``NormalizingDecoder`` wraps the source's value decoder, where the raw records are still at
+hand, as ``key_presence.PresenceDecoder`` does: the inner decoder hands on what the
+messages hold (``accept_partial_images``: an update's +U without its -U, a delete's partial
+before-image, a truncate as a -D of ``TRUNCATED``), the normalizer makes the changelog
+exact, and a change it cannot make exact (a placeholder with no stored value; an update or
+delete of a key never seen, when refused) goes to the table's bad-input policy like an
+unreadable record: ``fail`` stops naming topic, partition and offset, ``skip`` drops and
+counts the record, ``dead-letter`` sends it to the dead-letter topic.
+
+State, in the job's LMDB environment and so in the checkpoint's one write transaction:
+``source<id>:ChangelogNormalize:last`` (the last row per primary key, typed), and
+``source<id>:ChangelogNormalize:deleted`` (per topic partition, the row its last change
+deleted, when that change was a delete: a primary-key change is a delete and a create,
+and the create's placeholders take the deleted row's values, also across a checkpoint).
+
+Unknown keys follow ``'deltaflow.unknown-key-delete'`` (``key_presence``): counted with
+``count`` and ``policy``, refused by the table's policy with ``policy`` once the state
+followed the topic from its beginning; the normalizer stands in for the key set there.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from deltaflow.connectors.layout import decode_with_origins
+from deltaflow.formats.changelog import Batch, RawBatch
+from deltaflow.formats.errors import ConnectorError, FormatError
+from deltaflow.processor.runtime.base import row_shape
+from deltaflow.processor.runtime.key_presence import RETRACTIONS
+from deltaflow.processor.runtime.normalize import PLACEHOLDER, Normalizer, Problem, Result
+from deltaflow.state.key_presence import COMPLETE_TABLE
+from deltaflow.state.keys import EMPTY
+from deltaflow.state.typed_keys import key_encoder
+from deltaflow.state.values import TypedValues
+
+
+class TableStore:
+    """The last row per primary key in one LMDB table (write-back, checkpointed)."""
+
+    def __init__(self, backend, name: str, key_types: list, row_types: list) -> None:
+        shape = row_shape(row_types)
+        self.table = backend.table(name, None if shape is None else TypedValues(shape))
+        encode = key_encoder(key_types)
+        self.encode_many = lambda keys: [encode(k) or EMPTY for k in keys]
+
+    def get_many(self, keys: list[tuple]) -> list[tuple | None]:
+        return self.table.get_many_encoded(self.encode_many(keys))  # type: ignore[return-value]
+
+    def all_rows(self) -> list[tuple]:
+        return [tuple(row) for _, row in self.table.scan_encoded(b"")]  # type: ignore[arg-type]
+
+    def write(self, rows: dict[tuple, tuple | None], before: dict[tuple, tuple | None]) -> None:
+        changed = [key for key, row in rows.items() if row is not before.get(key)]
+        if not changed:
+            return
+        table = self.table
+        for kb, key in zip(self.encode_many(changed), changed, strict=True):
+            row = rows[key]
+            if row is not None:
+                table.put_encoded(kb, row)
+            elif before.get(key) is not None:
+                table.delete_encoded(kb)
+
+
+class NormalizingDecoder:
+    """A source's value decoder whose before-images come from state (module docstring)."""
+
+    def __init__(self, inner, normalizer: Normalizer, on_error: str, deleted, policy: str):
+        self.inner, self.normalizer, self.on_error = inner, normalizer, on_error
+        self.changelog_mode = inner.changelog_mode
+        self.dead_letters = inner.dead_letters  # the same list: the source routes both
+        self.deleted = deleted  # (topic, partition) -> the row its last change deleted
+        self._deleted: dict[tuple[str, int], tuple | None] = {}
+        self.policy = policy  # for unknown keys, as PresenceReport reads it
+        self.unknown = 0  # updates and deletes of keys never stored
+
+    @property
+    def skipped(self) -> int:
+        return self.inner.skipped
+
+    @skipped.setter
+    def skipped(self, value: int) -> None:
+        self.inner.skipped = value
+
+    @property
+    def filtered(self) -> int:
+        return getattr(self.inner, "filtered", 0)
+
+    def decode(self, raw: RawBatch) -> Batch:
+        return self._normalized(raw, None)[0]
+
+    def decode_origins(self, raw: RawBatch) -> tuple[Batch, list[int]]:
+        """``decode`` with the record (index into ``raw``) of each row, for a layout that
+        assembles rows from records (``connectors.layout.decode_with_origins``)."""
+        out, origins = self._normalized(raw, [])
+        return out, origins  # type: ignore[return-value]
+
+    def _normalized(self, raw: RawBatch, want: list | None) -> tuple[Batch, list[int] | None]:
+        skipped, dead = self.inner.skipped, len(self.dead_letters)
+        if want is None:
+            batch, origins = self.inner.decode(raw), None
+        else:
+            batch, origins = decode_with_origins(self.inner, raw)
+        if not batch:
+            return batch, origins
+        norm, part = self.normalizer, (raw.topic, raw.partition)
+        fill = norm.may_hold_placeholders(raw.values)
+        last = self._last_deleted(part)
+        result = norm.run(batch.kinds, batch.rows, placeholders=fill, last_deleted=last)
+        self.unknown += result.unknown  # refused ones too
+        if result.problems:
+            if origins is None:
+                origins = self._origins(raw, skipped, dead)
+            drop = self._act(raw, result.problems, origins)
+            result = norm.run(
+                batch.kinds, batch.rows, drop=drop, placeholders=fill, last_deleted=last
+            )
+        norm.commit(result)
+        self._remember(part, result)
+        if origins is None:
+            return result.out, None
+        return result.out, [origins[i] for i in result.origins]
+
+    def _origins(self, raw: RawBatch, skipped: int, dead: int) -> list[int]:
+        """The record of each row: the batch is decoded again, rarely (a batch with a
+        problem), with the inner decoder's counts put back first so it counts once."""
+        self.inner.skipped = skipped
+        del self.dead_letters[dead:]
+        return decode_with_origins(self.inner, raw)[1]
+
+    def _act(self, raw: RawBatch, problems: list[Problem], origins: list[int]) -> frozenset[int]:
+        """The table's policy for each record with a problem; the rows to leave out."""
+        bad: dict[int, Problem] = {}
+        for problem in problems:
+            bad.setdefault(origins[problem.row], problem)
+        for record, problem in bad.items():
+            if self.on_error == "fail":
+                raise FormatError(
+                    problem.reason,
+                    topic=raw.topic,
+                    partition=raw.partition,
+                    offset=raw.offsets[record],
+                    payload=raw.values[record],
+                    hint=problem.hint,
+                )
+            if self.on_error == "dead-letter":
+                self.dead_letters.append(
+                    (raw.topic, raw.partition, raw.offsets[record], raw.values[record],
+                     problem.reason)
+                )  # fmt: skip
+            else:
+                self.inner.skipped += 1
+        return frozenset(i for i, record in enumerate(origins) if record in bad)
+
+    def _last_deleted(self, part: tuple[str, int]) -> tuple | None:
+        if part not in self._deleted:
+            row = self.deleted.get(part)
+            self._deleted[part] = None if row is None else tuple(row)
+        return self._deleted[part]
+
+    def _remember(self, part: tuple[str, int], result: Result) -> None:
+        row = result.last_deleted
+        if row == self._deleted.get(part):
+            return
+        self._deleted[part] = row
+        if row is None:
+            self.deleted.delete(part)
+        else:
+            self.deleted.put(part, row)
+
+
+def install(source, scan, backend, mode: str, fresh: bool) -> NormalizingDecoder:
+    """Wraps the value decoder of ``scan``'s source (a Kafka source with a layout)."""
+    layout = source.layout
+    spec = layout.value_spec
+    names = [n for n, _ in spec.physical]
+    missing = [k for k in scan.primary_key if k not in names]
+    if missing or not RETRACTIONS & source.value_decoder.changelog_mode:
+        raise ConnectorError(
+            f"table '{source.opts.table}': before-images from state need the primary key "
+            f"columns in the message value ({', '.join(missing)} are not); set "
+            f"'{layout.value_format}.before-image' = 'message'"
+        )
+    key_at = [names.index(k) for k in scan.primary_key]
+    row_types = [t for _, t in spec.physical] + [t for _, t in spec.metadata]
+    name = f"source{scan.node_id}:ChangelogNormalize"
+    store = TableStore(backend, f"{name}:last", [row_types[i] for i in key_at], row_types)
+    refuse = mode == "policy" and _complete(backend, name, fresh, source)
+    if mode == "policy" and not refuse:
+        print(
+            f"deltaflow: table '{source.opts.table}': updates and deletes of primary keys never "
+            "seen are counted, not refused: the job did not read the topic from its beginning "
+            "('earliest-offset' at its first start), so it may not have seen every row",
+            file=sys.stderr,
+        )
+    placeholder = spec.options.get("unavailable-value-placeholder", PLACEHOLDER)
+    normalizer = Normalizer(store, key_at, placeholder, refuse_unknown=refuse)
+    source.value_decoder.accept_partial_images()
+    policy = spec.on_error if refuse else "pass"
+    wrapper = NormalizingDecoder(
+        source.value_decoder, normalizer, spec.on_error, backend.table(f"{name}:deleted"), policy
+    )
+    source.value_decoder = wrapper
+    return wrapper
+
+
+def _complete(backend, name: str, fresh: bool, source) -> bool:
+    """Whether the stored rows followed the topic from its beginning (key_presence)."""
+    flags = backend.table(COMPLETE_TABLE, TypedValues(bool))
+    if fresh and source.start_mode.kind == "earliest-offset":
+        flags.put((name,), True)
+        return True
+    return bool(flags.get((name,)))
