@@ -62,17 +62,27 @@ OPTIONS = (
 DEBEZIUM = "debezium-avro-confluent"
 # debezium-avro-confluent's own: where before-images come from (processor/runtime/normalize.py)
 DEBEZIUM_OPTIONS = ("before-image", "unavailable-value-placeholder")
-REPLICA_IDENTITY = (
-    'the "before" field of a {} message is null; set '
-    f"'{DEBEZIUM}.before-image' = 'state' (the default for a table with a PRIMARY KEY; "
+REPLICA_IDENTITY = 'the "before" field of a {} message is null'
+_LOSES = "skipping such records loses their changes"
+_STATE = (
+    f"Set '{DEBEZIUM}.before-image' = 'state' (the default for a table with a PRIMARY KEY; "
     "declare one with PRIMARY KEY (...) NOT ENFORCED) to take before-images from deltaflow's "
-    "state, or set REPLICA IDENTITY FULL on the PostgreSQL table; skipping such records "
-    "loses their changes"
+    "state"
+)
+_REPLICA_HINT = f"{_STATE}, or set REPLICA IDENTITY FULL on the PostgreSQL table; {_LOSES}"
+_TRUNCATE_HINT = (
+    f"{_STATE}: a truncate then retracts every row of the table; or leave truncates out in "
+    f"Debezium (skipped.operations = 't'); {_LOSES}"
 )
 
 
 class BadRecord(Exception):
-    """A record that cannot be read; the message is the reason."""
+    """A record that cannot be read; the message is the reason, ``hint`` the remedy when
+    it is not the bad-input policy (a record the database legitimately sent)."""
+
+    def __init__(self, reason: str, hint: str | None = None) -> None:
+        super().__init__(reason)
+        self.hint = hint
 
 
 def registry_of(name: str, spec: FormatSpec) -> SchemaRegistry:
@@ -193,7 +203,7 @@ class ConfluentDecoder(RecordDecoder):
                 record = read(value)
                 rows.append(row(record))
             except BadRecord as exc:
-                self.reject(raw, i, str(exc))
+                self.reject(raw, i, str(exc), exc.hint)
             except READ_ERRORS as exc:
                 why = column_problem(self.columns, record) or reason_of(exc)
                 self.reject(raw, i, why)
@@ -220,7 +230,7 @@ class DebeziumAvroDecoder(ConfluentDecoder):
             try:
                 self._changes(self.read(value), out)
             except BadRecord as exc:
-                self.reject(raw, i, str(exc))
+                self.reject(raw, i, str(exc), exc.hint)
             except READ_ERRORS as exc:
                 self.reject(raw, i, reason_of(exc))
         return out
@@ -236,29 +246,29 @@ class DebeziumAvroDecoder(ConfluentDecoder):
             if after is None:
                 raise BadRecord('the "after" field of an UPDATE message is null')
             if before is None and not self.partial:
-                raise BadRecord(REPLICA_IDENTITY.format("UPDATE"))
+                raise BadRecord(REPLICA_IDENTITY.format("UPDATE"), _REPLICA_HINT)
             new = self._image(row, after, "after")
             if before is not None:
                 out.append(UPDATE_BEFORE, self._image(row, before, "before"))
             out.append(UPDATE_AFTER, new)
         elif op == "d":
             if before is None:
-                raise BadRecord(
-                    'the "before" field of a DELETE message is null (PostgreSQL: REPLICA '
-                    "IDENTITY NOTHING sends no key); set REPLICA IDENTITY DEFAULT or FULL"
-                    if self.partial
-                    else REPLICA_IDENTITY.format("DELETE")
-                )
+                if self.partial:
+                    raise BadRecord(
+                        'the "before" field of a DELETE message is null (PostgreSQL: REPLICA '
+                        "IDENTITY NOTHING sends no key)",
+                        f"Set REPLICA IDENTITY DEFAULT or FULL on the table; {_LOSES}",
+                    )
+                raise BadRecord(REPLICA_IDENTITY.format("DELETE"), _REPLICA_HINT)
             out.append(DELETE, self._image(row, before, "before"))
         elif op == "t" and self.partial:
             out.append(DELETE, TRUNCATED)
             self.truncates += 1
         elif op == "t":
             raise BadRecord(
-                "a truncate (op 't') names no rows and the before-images are taken from the "
-                f"record: set '{DEBEZIUM}.before-image' = 'state' (needs a PRIMARY KEY) to "
-                "retract every row of the table, or leave truncates out in Debezium "
-                "(skipped.operations = 't'); skipping such records loses their changes"
+                "a truncate (op 't'): the record names no rows, and the before-images are "
+                "taken from the records",
+                _TRUNCATE_HINT,
             )
         else:
             raise BadRecord(f'unknown "op" value {op!r}; Debezium writes c, r, u or d')
