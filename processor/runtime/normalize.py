@@ -81,8 +81,9 @@ class Store(Protocol):
 
     def all_rows(self) -> list[tuple]: ...
 
-    def write(self, rows: dict[tuple, tuple | None], before: dict[tuple, tuple | None]) -> None:
-        """Stores every key whose row changed (None: deletes it)."""
+    def write(self, result: Result) -> None:
+        """Stores the batch's rows (``result.rows``: every key whose row changed, None
+        deletes it; ``result.out``: the changelog that leads there)."""
 
 
 class Normalizer:
@@ -127,7 +128,7 @@ class Normalizer:
         return segment.result
 
     def commit(self, result: Result) -> None:
-        self.store.write(result.rows, result.before)
+        self.store.write(result)
 
 
 def _keys_getter(key_at: list[int]):

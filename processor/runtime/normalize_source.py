@@ -11,7 +11,9 @@ unreadable record: ``fail`` stops naming topic, partition and offset, ``skip`` d
 counts the record, ``dead-letter`` sends it to the dead-letter topic.
 
 State, in the job's LMDB environment and so in the checkpoint's one write transaction:
-``source<id>:ChangelogNormalize:last`` (the last row per primary key, typed), and
+``source<id>:ChangelogNormalize:last`` (the last row per primary key, typed; when delta
+joins or delta aggregates mirror the scan, their mirror instead: the table is stored once),
+and
 ``source<id>:ChangelogNormalize:deleted`` (per topic partition, the row its last change
 deleted, when that change was a delete: a primary-key change is a delete and a create,
 and the create's placeholders take the deleted row's values, also across a checkpoint).
@@ -30,6 +32,7 @@ from deltaflow.formats.changelog import Batch, RawBatch
 from deltaflow.formats.errors import ConnectorError, FormatError
 from deltaflow.processor.runtime.base import row_shape
 from deltaflow.processor.runtime.key_presence import RETRACTIONS
+from deltaflow.processor.runtime.mirror import Mirror, opened_mirror
 from deltaflow.processor.runtime.normalize import PLACEHOLDER, Normalizer, Problem, Result
 from deltaflow.state.key_presence import COMPLETE_TABLE
 from deltaflow.state.keys import EMPTY
@@ -52,7 +55,8 @@ class TableStore:
     def all_rows(self) -> list[tuple]:
         return [tuple(row) for _, row in self.table.scan_encoded(b"")]  # type: ignore[arg-type]
 
-    def write(self, rows: dict[tuple, tuple | None], before: dict[tuple, tuple | None]) -> None:
+    def write(self, result: Result) -> None:
+        rows, before = result.rows, result.before
         changed = [key for key, row in rows.items() if row is not before.get(key)]
         if not changed:
             return
@@ -63,6 +67,24 @@ class TableStore:
                 table.put_encoded(kb, row)
             elif before.get(key) is not None:
                 table.delete_encoded(kb)
+
+
+class MirrorStore:
+    """The last row per primary key in the delta operators' mirror of the scan (one copy of
+    the table): the source applies its normalized batches to it (``Mirror``)."""
+
+    def __init__(self, mirror: Mirror) -> None:
+        self.mirror = mirror
+
+    def get_many(self, keys: list[tuple]) -> list[tuple | None]:
+        return self.mirror.table.get_many(keys)
+
+    def all_rows(self) -> list[tuple]:
+        return [row for _, row in self.mirror.table.items()]
+
+    def write(self, result: Result) -> None:
+        if result.out:
+            self.mirror.apply_from_source(result.out.kinds, result.out.rows)
 
 
 class NormalizingDecoder:
@@ -173,12 +195,14 @@ class NormalizingDecoder:
 
 
 def install(source, scan, backend, mode: str, fresh: bool) -> NormalizingDecoder:
-    """Wraps the value decoder of ``scan``'s source (a Kafka source with a layout)."""
+    """Wraps the value decoder of ``scan``'s source (a Kafka or filesystem source)."""
     layout = source.layout
     spec = layout.value_spec
+    attr = "value_decoder" if hasattr(source, "value_decoder") else "decoder"
+    inner = getattr(source, attr)
     names = [n for n, _ in spec.physical]
     missing = [k for k in scan.primary_key if k not in names]
-    if missing or not RETRACTIONS & source.value_decoder.changelog_mode:
+    if missing or not RETRACTIONS & inner.changelog_mode:
         raise ConnectorError(
             f"table '{source.opts.table}': before-images from state need the primary key "
             f"columns in the message value ({', '.join(missing)} are not); set "
@@ -187,7 +211,12 @@ def install(source, scan, backend, mode: str, fresh: bool) -> NormalizingDecoder
     key_at = [names.index(k) for k in scan.primary_key]
     row_types = [t for _, t in spec.physical] + [t for _, t in spec.metadata]
     name = f"source{scan.node_id}:ChangelogNormalize"
-    store = TableStore(backend, f"{name}:last", [row_types[i] for i in key_at], row_types)
+    mirror = opened_mirror(backend, f"{scan.node_id}:Mirror:{scan.table}")
+    store: TableStore | MirrorStore
+    if mirror is not None and not layout.needs_origin:  # mirror rows are the value rows
+        store = MirrorStore(mirror)
+    else:
+        store = TableStore(backend, f"{name}:last", [row_types[i] for i in key_at], row_types)
     refuse = mode == "policy" and _complete(backend, name, fresh, source)
     if mode == "policy" and not refuse:
         print(
@@ -198,19 +227,19 @@ def install(source, scan, backend, mode: str, fresh: bool) -> NormalizingDecoder
         )
     placeholder = spec.options.get("unavailable-value-placeholder", PLACEHOLDER)
     normalizer = Normalizer(store, key_at, placeholder, refuse_unknown=refuse)
-    source.value_decoder.accept_partial_images()
+    inner.accept_partial_images()
     policy = spec.on_error if refuse else "pass"
-    wrapper = NormalizingDecoder(
-        source.value_decoder, normalizer, spec.on_error, backend.table(f"{name}:deleted"), policy
-    )
-    source.value_decoder = wrapper
+    deleted = backend.table(f"{name}:deleted")
+    wrapper = NormalizingDecoder(inner, normalizer, spec.on_error, deleted, policy)
+    setattr(source, attr, wrapper)
     return wrapper
 
 
 def _complete(backend, name: str, fresh: bool, source) -> bool:
     """Whether the stored rows followed the topic from its beginning (key_presence)."""
     flags = backend.table(COMPLETE_TABLE, TypedValues(bool))
-    if fresh and source.start_mode.kind == "earliest-offset":
+    start = getattr(source, "start_mode", None)  # files are read from their beginning
+    if fresh and (start is None or start.kind == "earliest-offset"):
         flags.put((name,), True)
         return True
     return bool(flags.get((name,)))

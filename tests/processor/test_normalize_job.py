@@ -22,6 +22,7 @@ from deltaflow.connectors.broker import ensure_topics
 from deltaflow.formats.errors import FormatError
 from deltaflow.processor.job import Job, JobOptions
 from deltaflow.processor.planner.api import plan_job
+from deltaflow.state.backend import StateBackend
 
 P = "__debezium_unavailable_value"
 SOURCE = """
@@ -195,3 +196,66 @@ def test_before_images_from_messages_name_the_option_on_a_null_before(broker, to
         run(sql, broker, tmp_path / "state", topics["src"], 2)
     assert info.value.offset == 1
     assert str(info.value.hint).startswith("Set 'debezium-json.before-image' = 'state'")
+
+
+DELTA_JOB = """
+SET 'table.optimizer.delta-join.strategy' = 'FORCE';
+SET 'table.optimizer.delta-agg.strategy' = 'FORCE';
+CREATE TABLE customers (cid INT, name STRING, PRIMARY KEY (cid) NOT ENFORCED)
+WITH ('connector' = 'kafka', 'topic' = '{cust}', 'properties.bootstrap.servers' = '{bs}',
+      'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
+      'format' = 'debezium-json');
+CREATE TABLE orders (id INT, cust INT, amt DECIMAL(10, 2), note STRING,
+  PRIMARY KEY (id) NOT ENFORCED)
+WITH ('connector' = 'kafka', 'topic' = '{src}', 'properties.bootstrap.servers' = '{bs}',
+      'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
+      'format' = 'debezium-json');
+CREATE TABLE joined (id INT, name STRING, note STRING, PRIMARY KEY (id) NOT ENFORCED)
+WITH ('connector' = 'upsert-kafka', 'topic' = '{rows}', 'properties.bootstrap.servers' = '{bs}',
+      'key.format' = 'json', 'value.format' = 'json');
+CREATE TABLE totals (cust INT, n BIGINT, total DECIMAL(38, 2), PRIMARY KEY (cust) NOT ENFORCED)
+WITH ('connector' = 'upsert-kafka', 'topic' = '{totals}', 'properties.bootstrap.servers' = '{bs}',
+      'key.format' = 'json', 'value.format' = 'json');
+INSERT INTO joined SELECT o.id, c.name, o.note FROM orders o JOIN customers c ON o.cust = c.cid;
+INSERT INTO totals SELECT cust, COUNT(*), SUM(amt) FROM orders GROUP BY cust;
+"""
+
+
+def test_delta_join_and_aggregate_share_the_mirror_as_the_normalizer(
+    broker, topics, new_topic, tmp_path
+):
+    """The delta operators' mirror of a table is its normalizer's state: stored once, and
+    the joins and aggregates see exact changes (PostgreSQL: the rows left at the end)."""
+    cust = new_topic("pg-customers")
+    ensure_topics(broker, [cust])
+    produce_rows(broker, cust, [
+        {"before": None, "after": {"cid": 1, "name": "Ann"}, "op": "r"},
+        {"before": None, "after": {"cid": 2, "name": "Bo"}, "op": "r"},
+        {"before": None, "after": {"cid": 2, "name": "Bob"}, "op": "u"},
+        {"before": {"cid": 1, "name": None}, "after": None, "op": "d"},
+    ])  # fmt: skip
+    events = PHASE_1 + PHASE_2  # the orders of the first test
+    produce(broker, topics["src"], events)
+    sql = DELTA_JOB.format(bs=broker, cust=cust, **topics)
+    planned = plan_job(sql)
+    assert "DeltaJoin" in planned.explain() and "DeltaAggregate" in planned.explain()
+    state = tmp_path / "state"
+    Job(planned.plan, JobOptions(state_dir=state, bootstrap=broker)).run()
+    assert fold_upsert_topic(broker, topics["rows"]) == {
+        '{"id":3}': {"id": 3, "name": "Bob", "note": "long text"}
+    }
+    assert fold_upsert_topic(broker, topics["totals"]) == {
+        '{"cust":2}': {"cust": 2, "n": 1, "total": 12.5},
+        '{"cust":3}': {"cust": 3, "n": 1, "total": 8.0},
+    }
+    with StateBackend(state) as backend:
+        names = backend.table_names()
+    assert any(":Mirror:" in n for n in names)
+    assert not [n for n in names if "ChangelogNormalize:last" in n], names
+
+
+def produce_rows(broker: str, topic: str, events: list[dict]) -> None:
+    producer = Producer({"bootstrap.servers": broker})
+    for event in events:
+        producer.produce(topic, json.dumps(event).encode())
+    assert producer.flush(10) == 0

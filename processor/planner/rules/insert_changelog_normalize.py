@@ -5,14 +5,14 @@ Upsert sources (upsert-kafka) and CDC sources that may repeat events
 which turns them into a full changelog. Under it, as in Flink, a source that emits -U rows
 gets a DropUpdateBefore: the normalizer keeps the last row per key and needs only +U.
 
-A Kafka table read with debezium-json or debezium-avro-confluent that has a PRIMARY KEY
-takes its before-images from state by default (``'<format>.before-image' = 'state'``,
-``Scan.normalize``): the source keeps the last row per key and derives every -U and -D from
-it (``processor/runtime/normalize.py``), so the result is exact whatever the database's
-REPLICA IDENTITY; EXPLAIN shows it as ``ChangelogNormalize(key=[..], beforeImage=[state])``
-above the scan. It also removes repeated events, so such a table needs no second
-ChangelogNormalize for ``cdc-events-duplicate``. ``'message'`` takes them from the messages,
-as Flink does.
+A Kafka (or filesystem) table read with debezium-json or debezium-avro-confluent that has
+a PRIMARY KEY takes its before-images from state by default (``'<format>.before-image' =
+'state'``, ``Scan.normalize``): the source keeps the last row per key and derives every -U
+and -D from it (``processor/runtime/normalize.py``), so the result is exact whatever the
+database's REPLICA IDENTITY; EXPLAIN shows it as ``ChangelogNormalize(key=[..],
+beforeImage=[state])`` above the scan. ``'message'`` takes them from the messages, as Flink
+does. With ``cdc-events-duplicate`` the plan keeps Flink's ChangelogNormalize as well (the
+source's normalization already drops repeated events; the second one changes nothing).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def insert_changelog_normalize(node: L.LNode, settings: dict[str, str]) -> L.LNo
     duplicates = settings.get("table.exec.source.cdc-events-duplicate", "false").lower() == "true"
     if node.table.connector == "upsert-kafka":
         return L.ChangelogNormalize([node], list(node.fields), key=node.primary_key)
-    if duplicates and node.table.format in CHANGELOG_FORMATS and not node.normalize:
+    if duplicates and node.table.format in CHANGELOG_FORMATS:
         drop = L.DropUpdateBefore([node], list(node.fields))
         return L.ChangelogNormalize([drop], list(node.fields), key=node.primary_key)
     return node
@@ -44,7 +44,7 @@ def insert_changelog_normalize(node: L.LNode, settings: dict[str, str]) -> L.LNo
 def before_image_from_state(table: Table) -> bool:
     """Whether the table's source takes before-images from state (module docstring)."""
     fmt = table.format
-    if fmt not in STATE_FORMATS or table.connector != "kafka":
+    if fmt not in STATE_FORMATS or table.connector not in ("kafka", "filesystem"):
         return False
     prefix = f"{fmt}." if table.options.get("format") else f"value.{fmt}."
     option = prefix + "before-image"
