@@ -228,7 +228,7 @@ def install(source, scan, backend, mode: str, fresh: bool) -> NormalizingDecoder
     placeholder = spec.options.get("unavailable-value-placeholder", PLACEHOLDER)
     normalizer = Normalizer(store, key_at, placeholder, refuse_unknown=refuse)
     inner.accept_partial_images()
-    policy = spec.on_error if refuse else "pass"
+    policy = spec.on_error if refuse else "normalized"
     deleted = backend.table(f"{name}:deleted")
     wrapper = NormalizingDecoder(inner, normalizer, spec.on_error, deleted, policy)
     setattr(source, attr, wrapper)
