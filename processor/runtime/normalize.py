@@ -161,29 +161,49 @@ class _Segment:
         self.result.last_deleted = self.last_deleted
 
     def _loop(self, kinds, rows, keys, drop) -> None:
-        n = len(kinds)
-        i = 0
+        """The common changes inline (per-row work is the budget); a key that moves, a
+        placeholder, an unknown key and a truncate go through the methods below."""
+        cur, out_kinds, out_rows, origins = self.cur, self.out.kinds, self.out.rows, self.origins
+        fill, marks = self.fill, (self.norm.placeholder, self.norm.placeholder_bytes)
+        n, i = len(kinds), 0
         while i < n:
-            if i in drop:
+            if drop and i in drop:
                 i += 1
                 continue
-            kind, row = kinds[i], rows[i]
+            kind, key, origin = kinds[i], keys[i], i
             if kind == UPDATE_BEFORE and i + 1 < n and kinds[i + 1] == UPDATE_AFTER:
-                if keys[i] != keys[i + 1]:
-                    self._retract(i, keys[i], "update")  # the update moved the row's key
-                self._add(i, UPDATE_AFTER, rows[i + 1], keys[i + 1], origin=i)
+                if key != keys[i + 1]:
+                    self._retract(i, key, "update")  # the update moved the row's key
+                    key = keys[i + 1]
+                kind, row = UPDATE_AFTER, rows[i + 1]
                 i += 2
-                continue
-            if kind == DELETE or kind == UPDATE_BEFORE:
-                if row is TRUNCATED:
-                    self._truncate(i)
-                else:
-                    self._retract(i, keys[i], "delete")
             else:
-                self._add(i, kind, row, keys[i], origin=i)
-            i += 1
+                row = rows[i]
+                i += 1
+                if kind == DELETE or kind == UPDATE_BEFORE:
+                    prev = cur[key] if row is not TRUNCATED else None
+                    if prev is None:
+                        self._retract(origin, key, "delete")
+                        continue
+                    out_kinds.append(DELETE)
+                    out_rows.append(prev)
+                    origins.append(origin)
+                    cur[key] = None
+                    self.last_deleted = prev
+                    continue
+            prev = cur[key]
+            if prev is None or (fill and (marks[0] in row or marks[1] in row)):
+                self._add(kind, row, key, origin)
+                continue
+            self.last_deleted = None
+            if kind != INSERT or prev != row:  # an identical +I is a repeated event
+                out_kinds += (UPDATE_BEFORE, UPDATE_AFTER)
+                out_rows += (prev, row)
+                origins += (origin, origin)
+                cur[key] = row
 
-    def _add(self, i: int, kind: int, row: tuple, key: tuple, origin: int) -> None:
+    def _add(self, kind: int, row: tuple, key: tuple, origin: int) -> None:
+        """An addition of a key not stored, or holding a placeholder."""
         prev = self.cur[key]
         norm = self.norm
         if self.fill and (norm.placeholder in row or norm.placeholder_bytes in row):
@@ -224,7 +244,11 @@ class _Segment:
             source[j] if type(v) in (str, bytes) and v in marks else v for j, v in enumerate(row)
         )
 
-    def _retract(self, i: int, key: tuple, what: str) -> None:
+    def _retract(self, i: int, key: tuple | None, what: str) -> None:
+        """A -D of a key not stored, or of a truncate (``key`` None), or a moved key."""
+        if key is None:
+            self._truncate(i)
+            return
         prev = self.cur[key]
         if prev is None:
             self._unknown(i, key, what)

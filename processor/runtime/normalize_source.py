@@ -26,6 +26,7 @@ followed the topic from its beginning; the normalizer stands in for the key set 
 from __future__ import annotations
 
 import sys
+from operator import itemgetter
 
 from deltaflow.connectors.layout import decode_with_origins
 from deltaflow.formats.changelog import Batch, RawBatch
@@ -36,8 +37,10 @@ from deltaflow.processor.runtime.mirror import Mirror, opened_mirror
 from deltaflow.processor.runtime.normalize import PLACEHOLDER, Normalizer, Problem, Result
 from deltaflow.state.key_presence import COMPLETE_TABLE
 from deltaflow.state.keys import EMPTY
-from deltaflow.state.typed_keys import key_encoder
+from deltaflow.state.typed_keys import key_encoder, value_encoder
 from deltaflow.state.values import TypedValues
+
+_FIRST = itemgetter(0)
 
 
 class TableStore:
@@ -46,11 +49,18 @@ class TableStore:
     def __init__(self, backend, name: str, key_types: list, row_types: list) -> None:
         shape = row_shape(row_types)
         self.table = backend.table(name, None if shape is None else TypedValues(shape))
-        encode = key_encoder(key_types)
-        self.encode_many = lambda keys: [encode(k) or EMPTY for k in keys]
+        if len(key_types) == 1:  # no tuple layer: the bytes are the same (key_presence)
+            column = value_encoder(key_types[0])
+            self.encode_many = lambda keys: list(map(column, map(_FIRST, keys)))
+        else:
+            encode = key_encoder(key_types)
+            self.encode_many = lambda keys: [encode(k) or EMPTY for k in keys]
+        self._encoded: dict[tuple, bytes] = {}  # the last batch's keys, for its write
 
     def get_many(self, keys: list[tuple]) -> list[tuple | None]:
-        return self.table.get_many_encoded(self.encode_many(keys))  # type: ignore[return-value]
+        encoded = self.encode_many(keys)
+        self._encoded = dict(zip(keys, encoded, strict=True))
+        return self.table.get_many_encoded(encoded)  # type: ignore[return-value]
 
     def all_rows(self) -> list[tuple]:
         return [tuple(row) for _, row in self.table.scan_encoded(b"")]  # type: ignore[arg-type]
@@ -60,8 +70,12 @@ class TableStore:
         changed = [key for key, row in rows.items() if row is not before.get(key)]
         if not changed:
             return
-        table = self.table
-        for kb, key in zip(self.encode_many(changed), changed, strict=True):
+        table, known = self.table, self._encoded
+        if all(key in known for key in changed):
+            encoded = [known[key] for key in changed]
+        else:  # a truncate's keys
+            encoded = self.encode_many(changed)
+        for kb, key in zip(encoded, changed, strict=True):
             row = rows[key]
             if row is not None:
                 table.put_encoded(kb, row)
