@@ -120,11 +120,13 @@ class Normalizer:
         drop: frozenset[int] = frozenset(),
         placeholders: bool = True,
         last_deleted: tuple | None = None,
+        truncates: bool = True,
     ) -> Result:
         """Normalizes one batch (``drop``: input rows to leave out, with their records);
         ``last_deleted``: the stored row the source's last change deleted, if it was a
-        delete. Nothing is written (``commit``)."""
-        segment = _Segment(self, kinds, rows, drop, placeholders, last_deleted)
+        delete; ``placeholders`` / ``truncates``: whether the batch may hold any. Nothing
+        is written (``commit``)."""
+        segment = _Segment(self, kinds, rows, drop, placeholders, last_deleted, truncates)
         return segment.result
 
     def commit(self, result: Result) -> None:
@@ -142,14 +144,17 @@ def _keys_getter(key_at: list[int]):
 class _Segment:
     """One run over a batch (the loop of ``Normalizer.run``)."""
 
-    def __init__(self, norm: Normalizer, kinds, rows, drop, placeholders, last_deleted) -> None:
+    def __init__(
+        self, norm: Normalizer, kinds, rows, drop, placeholders, last_deleted, truncates
+    ) -> None:
         self.norm = norm
-        truncates = [i for i, row in enumerate(rows) if row is TRUNCATED]
-        keyed = [row for row in rows if row is not TRUNCATED] if truncates else rows
-        keys = norm.keys_of(keyed)
-        if truncates:
-            keys = _with_gaps(keys, truncates)
-        distinct = list(dict.fromkeys(k for k in keys if k is not None))
+        gaps = [i for i, row in enumerate(rows) if row is TRUNCATED] if truncates else []
+        if gaps:
+            keys = _with_gaps(norm.keys_of([row for row in rows if row is not TRUNCATED]), gaps)
+            distinct = list(dict.fromkeys(k for k in keys if k is not None))
+        else:
+            keys = norm.keys_of(rows)
+            distinct = list(dict.fromkeys(keys))
         self.before = dict(zip(distinct, norm.store.get_many(distinct), strict=True))
         self.cur = dict(self.before)
         self.out = Batch()

@@ -37,10 +37,12 @@ from deltaflow.processor.runtime.mirror import Mirror, opened_mirror
 from deltaflow.processor.runtime.normalize import PLACEHOLDER, Normalizer, Problem, Result
 from deltaflow.state.key_presence import COMPLETE_TABLE
 from deltaflow.state.keys import EMPTY
+from deltaflow.state.table import DELETED
 from deltaflow.state.typed_keys import key_encoder, value_encoder
 from deltaflow.state.values import TypedValues
 
 _FIRST = itemgetter(0)
+KNOWN_KEYS = 100_000  # encoded keys a store keeps (hot keys are encoded once)
 
 
 class TableStore:
@@ -55,12 +57,17 @@ class TableStore:
         else:
             encode = key_encoder(key_types)
             self.encode_many = lambda keys: [encode(k) or EMPTY for k in keys]
-        self._encoded: dict[tuple, bytes] = {}  # the last batch's keys, for its write
+        self._encoded: dict[tuple, bytes] = {}  # keys met lately (at most KNOWN_KEYS)
 
     def get_many(self, keys: list[tuple]) -> list[tuple | None]:
-        encoded = self.encode_many(keys)
-        self._encoded = dict(zip(keys, encoded, strict=True))
-        return self.table.get_many_encoded(encoded)  # type: ignore[return-value]
+        known = self._encoded
+        missing = [key for key in keys if key not in known]
+        if missing:
+            if len(known) + len(missing) > KNOWN_KEYS:
+                known.clear()
+                missing = keys
+            known.update(zip(missing, self.encode_many(missing), strict=True))
+        return self.table.get_many_encoded(list(map(known.__getitem__, keys)))  # type: ignore[return-value]
 
     def all_rows(self) -> list[tuple]:
         return [tuple(row) for _, row in self.table.scan_encoded(b"")]  # type: ignore[arg-type]
@@ -70,17 +77,19 @@ class TableStore:
         changed = [key for key, row in rows.items() if row is not before.get(key)]
         if not changed:
             return
-        table, known = self.table, self._encoded
+        known = self._encoded
         if all(key in known for key in changed):
-            encoded = [known[key] for key in changed]
+            encoded = list(map(known.__getitem__, changed))
         else:  # a truncate's keys
             encoded = self.encode_many(changed)
+        items = []
         for kb, key in zip(encoded, changed, strict=True):
             row = rows[key]
             if row is not None:
-                table.put_encoded(kb, row)
+                items.append((kb, row))
             elif before.get(key) is not None:
-                table.delete_encoded(kb)
+                items.append((kb, DELETED))
+        self.table.put_many_encoded(items)
 
 
 class MirrorStore:
@@ -136,6 +145,7 @@ class NormalizingDecoder:
 
     def _normalized(self, raw: RawBatch, want: list | None) -> tuple[Batch, list[int] | None]:
         skipped, dead = self.inner.skipped, len(self.dead_letters)
+        truncates = self.inner.truncates
         if want is None:
             batch, origins = self.inner.decode(raw), None
         else:
@@ -145,15 +155,16 @@ class NormalizingDecoder:
         norm, part = self.normalizer, (raw.topic, raw.partition)
         fill = norm.may_hold_placeholders(raw.values)
         last = self._last_deleted(part)
-        result = norm.run(batch.kinds, batch.rows, placeholders=fill, last_deleted=last)
+        cut = self.inner.truncates != truncates
+        run = lambda drop=frozenset(): norm.run(  # noqa: E731
+            batch.kinds, batch.rows, drop=drop, placeholders=fill, last_deleted=last, truncates=cut
+        )
+        result = run()
         self.unknown += result.unknown  # refused ones too
         if result.problems:
             if origins is None:
                 origins = self._origins(raw, skipped, dead)
-            drop = self._act(raw, result.problems, origins)
-            result = norm.run(
-                batch.kinds, batch.rows, drop=drop, placeholders=fill, last_deleted=last
-            )
+            result = run(self._act(raw, result.problems, origins))
         norm.commit(result)
         self._remember(part, result)
         if origins is None:
