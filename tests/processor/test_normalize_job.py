@@ -19,7 +19,7 @@ from confluent_kafka import Producer
 from tests_support import fold_upsert_topic
 
 from deltaflow.connectors.broker import ensure_topics
-from deltaflow.formats.errors import FormatError
+from deltaflow.formats.errors import FormatError, PlanError
 from deltaflow.processor.job import Job, JobOptions
 from deltaflow.processor.planner.api import plan_job
 from deltaflow.state.backend import StateBackend
@@ -259,3 +259,23 @@ def produce_rows(broker: str, topic: str, events: list[dict]) -> None:
     for event in events:
         producer.produce(topic, json.dumps(event).encode())
     assert producer.flush(10) == 0
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (", 'debezium-json.before-image' = 'mesage'", "is not one of 'state'"),
+        (", 'debezium-json.before-image' = 'state'", None),
+    ],
+)
+def test_the_option_is_checked_when_planning(options, message):
+    sql = JOB.format(bs="b:1", extra=options, src="s", rows="r", totals="t")
+    if message is None:
+        assert "beforeImage=[state]" in plan_job(sql).explain()
+        keyless = sql.replace("PRIMARY KEY (id) NOT ENFORCED)\nWITH ('connector' = 'kafka'",
+                              ")\nWITH ('connector' = 'kafka'", 1)  # fmt: skip
+        with pytest.raises(PlanError, match="no PRIMARY KEY"):
+            plan_job(keyless)
+        return
+    with pytest.raises(PlanError, match=message):
+        plan_job(sql)

@@ -49,6 +49,11 @@ def before_image_from_state(table: Table) -> bool:
     prefix = f"{fmt}." if table.options.get("format") else f"value.{fmt}."
     option = prefix + "before-image"
     chosen = table.options.get(option, "").strip().lower()
+    if chosen not in ("", "state", "message"):
+        raise PlanError(
+            f"table {table.name}: option '{option}' = '{table.options[option]}' is not one of "
+            "'state' (before-images from the rows kept per primary key) or 'message'"
+        )
     if chosen == "message":
         return False
     fits = bool(table.primary_key) and table.options.get("value.fields-include") != "EXCEPT_KEY"
