@@ -42,7 +42,7 @@ from deltaflow.state.typed_keys import key_encoder, value_encoder
 from deltaflow.state.values import TypedValues
 
 _FIRST = itemgetter(0)
-KNOWN_KEYS = 100_000  # encoded keys a store keeps (hot keys are encoded once)
+KNOWN_KEYS = 100_000  # keys whose bytes and rows a store keeps (hot keys: no LMDB read)
 
 
 class TableStore:
@@ -50,7 +50,9 @@ class TableStore:
 
     def __init__(self, backend, name: str, key_types: list, row_types: list) -> None:
         shape = row_shape(row_types)
-        self.table = backend.table(name, None if shape is None else TypedValues(shape))
+        values = None if shape is None else TypedValues(shape)
+        # rows of hot keys stay decoded across commits, as a mirror keeps them (KEEP_ROWS)
+        self.table = backend.table(name, values, keep=KNOWN_KEYS)
         if len(key_types) == 1:  # no tuple layer: the bytes are the same (key_presence)
             column = value_encoder(key_types[0])
             self.encode_many = lambda keys: list(map(column, map(_FIRST, keys)))
@@ -77,10 +79,9 @@ class TableStore:
         changed = [key for key, row in rows.items() if row is not before.get(key)]
         if not changed:
             return
-        known = self._encoded
-        if all(key in known for key in changed):
-            encoded = list(map(known.__getitem__, changed))
-        else:  # a truncate's keys
+        try:
+            encoded = list(map(self._encoded.__getitem__, changed))
+        except KeyError:  # a truncate's keys, or more keys than the memo holds
             encoded = self.encode_many(changed)
         items = []
         for kb, key in zip(encoded, changed, strict=True):
