@@ -75,21 +75,24 @@ class TableStore:
         return [tuple(row) for _, row in self.table.scan_encoded(b"")]  # type: ignore[arg-type]
 
     def write(self, result: Result) -> None:
+        """Every key the batch touched, in C-level maps: the rows of the keys it left
+        (almost all of them), deletes of the stored ones it removed."""
         rows, before = result.rows, result.before
-        changed = [key for key, row in rows.items() if row is not before.get(key)]
-        if not changed:
-            return
+        keys = list(rows)
         try:
-            encoded = list(map(self._encoded.__getitem__, changed))
+            encoded = list(map(self._encoded.__getitem__, keys))
         except KeyError:  # a truncate's keys, or more keys than the memo holds
-            encoded = self.encode_many(changed)
-        items = []
-        for kb, key in zip(encoded, changed, strict=True):
-            row = rows[key]
-            if row is not None:
-                items.append((kb, row))
-            elif before.get(key) is not None:
-                items.append((kb, DELETED))
+            encoded = self.encode_many(keys)
+        values = list(rows.values())
+        if None in values:  # deletes: a key stored before gets DELETED, a new one nothing
+            gone = [before[key] is not None for key in keys]
+            items = [
+                (kb, DELETED if row is None else row)
+                for kb, row, was in zip(encoded, values, gone, strict=True)
+                if row is not None or was
+            ]
+        else:
+            items = list(zip(encoded, values, strict=True))
         self.table.put_many_encoded(items)
 
 
