@@ -286,9 +286,9 @@ class _Segment:
         self._problem(
             i,
             f"an {what} of primary key {key!r}, which the job never saw",
+            "read the topic from its beginning (the snapshot) so that every row is seen; "
             "if changes of unseen rows are expected, SET 'deltaflow.unknown-key-delete' = "
-            "'count', or let the table skip them ('<format>.ignore-parse-errors') or "
-            "dead-letter them ('deadletter.topic')",
+            "'count' (an update then inserts its row, a delete retracts nothing)",
         )
         return False
 
