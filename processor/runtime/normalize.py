@@ -121,12 +121,16 @@ class Normalizer:
         placeholders: bool = True,
         last_deleted: tuple | None = None,
         truncates: bool = True,
+        key_changes: bool = True,
     ) -> Result:
         """Normalizes one batch (``drop``: input rows to leave out, with their records);
         ``last_deleted``: the stored row the source's last change deleted, if it was a
-        delete; ``placeholders`` / ``truncates``: whether the batch may hold any. Nothing
-        is written (``commit``)."""
+        delete; ``placeholders`` / ``truncates``: whether the batch may hold any;
+        ``key_changes``: whether a create right after a delete is a key change (its
+        placeholders take the deleted row's values). Nothing is written (``commit``)."""
         segment = _Segment(self, kinds, rows, drop, placeholders, last_deleted, truncates)
+        segment.key_changes = key_changes
+        segment.run(kinds, rows, drop)
         return segment.result
 
     def commit(self, result: Result) -> None:
@@ -162,7 +166,11 @@ class _Segment:
         self.result = Result(self.out, self.origins, self.before, self.cur)
         self.fill = placeholders
         self.last_deleted = last_deleted
-        self._loop(kinds, rows, keys, drop)
+        self.key_changes = True
+        self.keys = keys
+
+    def run(self, kinds, rows, drop) -> None:
+        self._loop(kinds, rows, self.keys, drop)
         self.result.last_deleted = self.last_deleted
 
     def _loop(self, kinds, rows, keys, drop) -> None:
@@ -241,7 +249,7 @@ class _Segment:
         self.cur[key] = row
 
     def _filled(self, row: tuple, prev: tuple | None) -> tuple | None:
-        source = prev if prev is not None else self.last_deleted
+        source = prev if prev is not None or not self.key_changes else self.last_deleted
         if source is None:
             return None
         marks = (self.norm.placeholder, self.norm.placeholder_bytes)

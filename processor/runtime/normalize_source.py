@@ -16,7 +16,10 @@ joins or delta aggregates mirror the scan, their mirror instead: the table is st
 and
 ``source<id>:ChangelogNormalize:deleted`` (per topic partition, the row its last change
 deleted, when that change was a delete: a primary-key change is a delete and a create,
-and the create's placeholders take the deleted row's values, also across a checkpoint).
+and the create's placeholders take the deleted row's values, also across a checkpoint;
+only for a source of one partition, where the delete right before is the key change's
+own: in a topic of several partitions the two keys may hash apart, and a create with a
+placeholder is then bad input, never filled from an unrelated row).
 
 Unknown keys follow ``'deltaflow.unknown-key-delete'`` (``key_presence``): counted with
 ``count`` and ``policy``, refused by the table's policy with ``policy`` once the state
@@ -117,8 +120,14 @@ class MirrorStore:
 class NormalizingDecoder:
     """A source's value decoder whose before-images come from state (module docstring)."""
 
-    def __init__(self, inner, normalizer: Normalizer, on_error: str, deleted, policy: str):
+    def __init__(
+        self, inner, normalizer: Normalizer, on_error: str, deleted, policy: str, single=None
+    ):
         self.inner, self.normalizer, self.on_error = inner, normalizer, on_error
+        # whether the source reads one partition of a topic: only then is the delete before a
+        # key change's create its own (Debezium sends the two in a row to one topic; the
+        # two keys may hash to different partitions)
+        self.single = single or (lambda topic: True)
         self.changelog_mode = inner.changelog_mode
         self.dead_letters = inner.dead_letters  # the same list: the source routes both
         self.deleted = deleted  # (topic, partition) -> the row its last change deleted
@@ -160,9 +169,11 @@ class NormalizingDecoder:
         fill = norm.may_hold_placeholders(raw.values)
         last = self._last_deleted(part)
         cut = self.inner.truncates != truncates
+        linked = self.single(raw.topic)
         run = lambda drop=frozenset(): norm.run(  # noqa: E731
-            batch.kinds, batch.rows, drop=drop, placeholders=fill, last_deleted=last, truncates=cut
-        )
+            batch.kinds, batch.rows, drop=drop, placeholders=fill, last_deleted=last,
+            truncates=cut, key_changes=linked,
+        )  # fmt: skip
         result = run()
         self.unknown += result.unknown  # refused ones too
         if result.problems:
@@ -207,6 +218,8 @@ class NormalizingDecoder:
         return frozenset(i for i, record in enumerate(origins) if record in bad)
 
     def _last_deleted(self, part: tuple[str, int]) -> tuple | None:
+        if not self.single(part[0]):
+            return None
         if part not in self._deleted:
             row = self.deleted.get(part)
             self._deleted[part] = None if row is None else tuple(row)
@@ -259,7 +272,9 @@ def install(source, scan, backend, mode: str, fresh: bool) -> NormalizingDecoder
     inner.accept_partial_images()
     policy = spec.on_error if refuse else "normalized"
     deleted = backend.table(f"{name}:deleted")
-    wrapper = NormalizingDecoder(inner, normalizer, spec.on_error, deleted, policy)
+    bounds = getattr(source, "bounds", None)  # a Kafka source's partitions (files: one)
+    single = None if bounds is None else (lambda topic: [t for t, _ in bounds].count(topic) <= 1)
+    wrapper = NormalizingDecoder(inner, normalizer, spec.on_error, deleted, policy, single)
     setattr(source, attr, wrapper)
     return wrapper
 
