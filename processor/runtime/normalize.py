@@ -128,8 +128,7 @@ class Normalizer:
         delete; ``placeholders`` / ``truncates``: whether the batch may hold any;
         ``key_changes``: whether a create right after a delete is a key change (its
         placeholders take the deleted row's values). Nothing is written (``commit``)."""
-        segment = _Segment(self, kinds, rows, drop, placeholders, last_deleted, truncates)
-        segment.key_changes = key_changes
+        segment = _Segment(self, rows, placeholders, last_deleted, truncates, key_changes)
         segment.run(kinds, rows, drop)
         return segment.result
 
@@ -149,7 +148,7 @@ class _Segment:
     """One run over a batch (the loop of ``Normalizer.run``)."""
 
     def __init__(
-        self, norm: Normalizer, kinds, rows, drop, placeholders, last_deleted, truncates
+        self, norm: Normalizer, rows, placeholders, last_deleted, truncates, key_changes
     ) -> None:
         self.norm = norm
         gaps = [i for i, row in enumerate(rows) if row is TRUNCATED] if truncates else []
@@ -166,10 +165,11 @@ class _Segment:
         self.result = Result(self.out, self.origins, self.before, self.cur)
         self.fill = placeholders
         self.last_deleted = last_deleted
-        self.key_changes = True
+        self.key_changes = key_changes
         self.keys = keys
 
     def run(self, kinds, rows, drop) -> None:
+        """The batch's changes in order, then the row its last change deleted."""
         self._loop(kinds, rows, self.keys, drop)
         self.result.last_deleted = self.last_deleted
 
