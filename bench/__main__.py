@@ -26,6 +26,7 @@ PLAN = {  # workload -> systems that run it
     "W1": ["deltaflow", "hand", "hand-tuned", "quix", "flink"],
     "W2": ["deltaflow", "hand", "hand-tuned", "quix", "flink"],
     "W2M": ["deltaflow", "flink"],
+    "W1msg": ["deltaflow"], "W2msg": ["deltaflow"],
     "W3": ["deltaflow", "hand", "hand-tuned", "flink"],
     "W3D": ["deltaflow", "flink"],
 }  # fmt: skip
@@ -38,7 +39,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--repeat", type=int, default=3, help="runs per cell; the median is reported")
     p.add_argument("--repeat-slow", type=int, default=0, help="runs per cell for Quix and Flink")
     p.add_argument(
-        "--workloads", default=",".join(PLAN), help="comma-separated subset of " + ",".join(PLAN)
+        "--workloads",
+        default=",".join(w for w in PLAN if not w.endswith("msg")),
+        help="comma-separated subset of " + ",".join(PLAN),
     )
     p.add_argument("--systems", default="floor,deltaflow,hand,hand-tuned,quix,flink")
     p.add_argument(

@@ -54,7 +54,8 @@ def table(summary: dict) -> str:
     head = ("| workload | system | events/s (median) | runs (events/s) | peak RSS MB | CPU s "
             "| events per CPU s | output correct | deltaflow / this | load (1/5/15 min) | note |")  # fmt: skip
     lines = [head, "|" + "---|" * 11]
-    order = {"W0": 0, "W0b": 1, "W1": 2, "W2": 3, "W2M": 4, "W3": 5, "W3D": 6}
+    order = {"W0": 0, "W0b": 1, "W1": 2, "W1msg": 2.5, "W2": 3, "W2msg": 3.5, "W2M": 4, "W3": 5,
+             "W3D": 6}  # fmt: skip
     systems = {"floor": 0, "deltaflow": 1, "hand": 2, "hand-tuned": 3, "quix": 4, "flink": 5}
     for workload, system in sorted(
         summary, key=lambda k: (order.get(k[0], 9), systems.get(k[1], 9))

@@ -230,8 +230,12 @@ def decode_with_origins(decoder, raw: RawBatch) -> tuple[Batch, list[int]]:
 
     One record gives zero rows (tombstone), one row, or a -U/+U pair. When the rows
     cannot be matched to records that way (a record skipped or dead-lettered), the
-    records are decoded one at a time.
+    records are decoded one at a time. A decoder that changes the rows (a source's
+    normalizer) says itself, through its ``decode_origins``.
     """
+    own = getattr(decoder, "decode_origins", None)
+    if own is not None:
+        return own(raw)
     skipped, dead = decoder.skipped, len(decoder.dead_letters)
     batch = decoder.decode(raw)
     if decoder.skipped == skipped and len(decoder.dead_letters) == dead:

@@ -31,6 +31,7 @@ from deltaflow.formats.avro_format import READ_ERRORS, AvroEncoder, column_probl
 from deltaflow.formats.changelog import (
     DELETE,
     INSERT,
+    TRUNCATED,
     UPDATE_AFTER,
     UPDATE_BEFORE,
     Batch,
@@ -59,19 +60,36 @@ OPTIONS = (
     "bearer-auth.token",
 )
 DEBEZIUM = "debezium-avro-confluent"
-REPLICA_IDENTITY = (
-    'the "before" field of a {} message is null; with the Debezium Postgres connector, set '
-    "REPLICA IDENTITY FULL on the table"
+# debezium-avro-confluent's own: where before-images come from (processor/runtime/normalize.py)
+DEBEZIUM_OPTIONS = ("before-image", "unavailable-value-placeholder")
+REPLICA_IDENTITY = 'the "before" field of a {} message is null'
+_LOSES = "skipping such records loses their changes"
+_STATE = (
+    f"Set '{DEBEZIUM}.before-image' = 'state' (the default for a table with a PRIMARY KEY; "
+    "declare one with PRIMARY KEY (...) NOT ENFORCED) to take before-images from deltaflow's "
+    "state"
+)
+_REPLICA_HINT = f"{_STATE}, or set REPLICA IDENTITY FULL on the PostgreSQL table; {_LOSES}"
+_TRUNCATE_HINT = (
+    f"{_STATE}: a truncate then retracts every row of the table; or leave truncates out in "
+    f"Debezium (skipped.operations = 't'); {_LOSES}"
 )
 
 
 class BadRecord(Exception):
-    """A record that cannot be read; the message is the reason."""
+    """A record that cannot be read; the message is the reason, ``hint`` the remedy when
+    it is not the bad-input policy (a record the database legitimately sent)."""
+
+    def __init__(self, reason: str, hint: str | None = None) -> None:
+        super().__init__(reason)
+        self.hint = hint
 
 
 def registry_of(name: str, spec: FormatSpec) -> SchemaRegistry:
     options = spec.options
-    check_options(name, options, OPTIONS)
+    check_options(name, options, OPTIONS + DEBEZIUM_OPTIONS if name == DEBEZIUM else OPTIONS)
+    if name == DEBEZIUM:
+        choice_option(name, options, "before-image", ("state", "message"), "state")
     if spec.metadata:
         raise DeltaflowError(f"format '{name}' has no metadata keys ({spec.metadata[0][0]!r})")
     url = options.get("url")
@@ -185,7 +203,7 @@ class ConfluentDecoder(RecordDecoder):
                 record = read(value)
                 rows.append(row(record))
             except BadRecord as exc:
-                self.reject(raw, i, str(exc))
+                self.reject(raw, i, str(exc), exc.hint)
             except READ_ERRORS as exc:
                 why = column_problem(self.columns, record) or reason_of(exc)
                 self.reject(raw, i, why)
@@ -196,6 +214,13 @@ class DebeziumAvroDecoder(ConfluentDecoder):
     """The Debezium envelope in Confluent Avro into a changelog."""
 
     changelog_mode = frozenset(RowKind)
+    partial = False  # before-images come from state (accept_partial_images)
+    truncates = 0  # truncates handed on as a -D of TRUNCATED
+
+    def accept_partial_images(self) -> None:
+        """As ``DebeziumJsonDecoder.accept_partial_images``: an update without a
+        before-image gives its +U alone, a truncate a -D of ``TRUNCATED``."""
+        self.partial = True
 
     def decode(self, raw: RawBatch) -> Batch:
         out = Batch()
@@ -205,7 +230,7 @@ class DebeziumAvroDecoder(ConfluentDecoder):
             try:
                 self._changes(self.read(value), out)
             except BadRecord as exc:
-                self.reject(raw, i, str(exc))
+                self.reject(raw, i, str(exc), exc.hint)
             except READ_ERRORS as exc:
                 self.reject(raw, i, reason_of(exc))
         return out
@@ -218,17 +243,33 @@ class DebeziumAvroDecoder(ConfluentDecoder):
                 raise BadRecord(f'the "after" field of an op "{op}" message is null')
             out.append(INSERT, self._image(row, after, "after"))
         elif op == "u":
-            if before is None:
-                raise BadRecord(REPLICA_IDENTITY.format("UPDATE"))
             if after is None:
                 raise BadRecord('the "after" field of an UPDATE message is null')
-            old, new = self._image(row, before, "before"), self._image(row, after, "after")
-            out.append(UPDATE_BEFORE, old)
+            if before is None and not self.partial:
+                raise BadRecord(REPLICA_IDENTITY.format("UPDATE"), _REPLICA_HINT)
+            new = self._image(row, after, "after")
+            if before is not None:
+                out.append(UPDATE_BEFORE, self._image(row, before, "before"))
             out.append(UPDATE_AFTER, new)
         elif op == "d":
             if before is None:
-                raise BadRecord(REPLICA_IDENTITY.format("DELETE"))
+                if self.partial:
+                    raise BadRecord(
+                        'the "before" field of a DELETE message is null (PostgreSQL: REPLICA '
+                        "IDENTITY NOTHING sends no key)",
+                        f"Set REPLICA IDENTITY DEFAULT or FULL on the table; {_LOSES}",
+                    )
+                raise BadRecord(REPLICA_IDENTITY.format("DELETE"), _REPLICA_HINT)
             out.append(DELETE, self._image(row, before, "before"))
+        elif op == "t" and self.partial:
+            out.append(DELETE, TRUNCATED)
+            self.truncates += 1
+        elif op == "t":
+            raise BadRecord(
+                "a truncate (op 't'): the record names no rows, and the before-images are "
+                "taken from the records",
+                _TRUNCATE_HINT,
+            )
         else:
             raise BadRecord(f'unknown "op" value {op!r}; Debezium writes c, r, u or d')
 

@@ -47,6 +47,18 @@ _BY_SHORT = {s: RowKind(i) for i, s in enumerate(SHORT)}
 ADDS = (True, False, True, False)
 
 
+class Truncated(tuple):
+    """The row of the -D a changelog format gives for a truncate of the whole table
+    (Debezium's ``op: t``) when the source takes before-images from its state: the
+    source's normalizer replaces it by a -D of every row it holds, so it never reaches an
+    operator. A row of no columns, told apart by identity (``row is TRUNCATED``)."""
+
+    __slots__ = ()
+
+
+TRUNCATED = Truncated()
+
+
 @dataclass(slots=True)
 class Batch:
     """A batch of changes: parallel lists of kinds and row tuples."""

@@ -38,7 +38,8 @@ class Keep:
 # ``dropped`` and its row never built. Without a pre-filter both are ``True``, and CPython
 # folds those tests and their dead branches away at compile time. A count follows its
 # row's append, so a message whose row raises goes to ``slow`` (which reads every image
-# of it) uncounted.
+# of it) uncounted. With ``partial`` (before-images taken from state downstream) an update
+# without a before-image gives its +U alone.
 _BATCH = """\
 def run(values, kinds, rows, slow, schema=None):
     add_kind, add_row = kinds.append, rows.append
@@ -66,6 +67,13 @@ def run(values, kinds, rows, slow, schema=None):
                         dropped += 1
                     else:
                         dropped += 2
+                    continue
+                if {partial} and b is None and a is not None:
+                    if {keep_a}:
+                        add_row({row_a})
+                        add_kind(UPDATE_AFTER)
+                    else:
+                        dropped += 1
                     continue
             elif op == "c" or op == "r":
                 a = env.after
@@ -143,6 +151,7 @@ class RowCode:
         meta: Sequence[Callable[[Any, str | None], Any]] = (),
         errors: tuple[type[BaseException], ...] = (),
         keep: Keep | None = None,
+        partial: bool = False,
     ) -> BatchReader:
         """``run(values, kinds, rows, slow, schema=None) -> dropped``: appends the
         changes of each message, each row followed by the values of the ``meta``
@@ -156,6 +165,9 @@ class RowCode:
         ``keep``: a pre-filter's condition over the decoded image (``keep.code`` with
         ``{o}`` for the image's name); an image failing it is dropped before its row is
         built, and ``run`` returns how many were dropped (else 0).
+
+        ``partial``: an update whose before-image is null gives its ``+U`` alone (the
+        source's normalizer takes the before-image from its state).
         """
         row_a, row_b, line = self.row("a"), self.row("b"), ""
         if meta:
@@ -178,6 +190,7 @@ class RowCode:
             meta=line,
             keep_a="True" if keep is None else keep.code.format(o="a"),
             keep_b="True" if keep is None else keep.code.format(o="b"),
+            partial="True" if partial else "False",
         )
         if keep is not None:
             names.update(keep.scope)

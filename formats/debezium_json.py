@@ -8,10 +8,14 @@ Each message is one change event ``{"before": .., "after": .., "op": .., "source
   ``-U(before)`` then ``+U(after)``; ``d`` gives ``-D(before)``.
 - A tombstone (no value, or an empty one) is skipped.
 - An update or delete whose ``before`` is null (a Postgres table without REPLICA
-  IDENTITY FULL) is an error, with Flink's explanation.
-- ``t`` (truncate) and every other ``op`` are errors: Flink's debezium-json knows
-  only ``c``/``r``/``u``/``d`` and fails on others ("Unknown "op" value"), or drops
-  them with ``ignore-parse-errors``. Deltaflow does the same.
+  IDENTITY FULL) is an error, with Flink's explanation, unless the source takes
+  before-images from its state (``accept_partial_images``, the planner's choice for a
+  table with a PRIMARY KEY, ``'debezium-json.before-image'``): an update without a
+  before-image then gives its ``+U`` alone and ``t`` (truncate) a ``-D`` of
+  ``TRUNCATED``, which the source's normalizer (``processor/runtime/normalize.py``)
+  turns into an exact changelog.
+- Otherwise ``t`` (truncate) and every other ``op`` are errors: Flink's debezium-json
+  knows only ``c``/``r``/``u``/``d`` and fails on others ("Unknown "op" value").
 - ``ignore-parse-errors`` (``on_error="skip"``): a message that cannot be read is
   dropped and counted in ``skipped``; a field that does not fit its column becomes
   NULL (counted in ``nulled``), as Flink sets such fields to null.
@@ -36,7 +40,15 @@ from typing import Any
 
 import msgspec
 
-from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch, RawBatch
+from deltaflow.formats.changelog import (
+    DELETE,
+    INSERT,
+    TRUNCATED,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    Batch,
+    RawBatch,
+)
 from deltaflow.formats.codec_support import bool_option, choice_option, on_error_policy
 from deltaflow.formats.codec_support import check_options as check_options_of
 from deltaflow.formats.debezium_decimals import DEFAULT as DEFAULT_DECIMALS
@@ -69,16 +81,37 @@ OPTIONS = (
     "encode.decimal-as-plain-number",
     "encode.ignore-null-fields",
     "decimal-encoding",
+    "before-image",
+    "unavailable-value-placeholder",
 )
+BEFORE_IMAGE = f"{NAME}.before-image"
+# Debezium's default 'unavailable.value.placeholder' (TOASTed columns an update left alone)
+PLACEHOLDER = "__debezium_unavailable_value"
 REPLICA_IDENTITY = (
     'The "before" field of {} message is null, if you are using Debezium Postgres '
     "Connector, please check the Postgres table has been set REPLICA IDENTITY to FULL level."
 )
 _SKIP_HINT = f"Set '{NAME}.ignore-parse-errors' = 'true' to skip messages that cannot be read"
-_REPLICA_HINT = (
-    "Run ALTER TABLE <table> REPLICA IDENTITY FULL in Postgres, or set "
-    f"'{NAME}.ignore-parse-errors' = 'true' to skip such messages"
+# The remedy for what a database legitimately sends: what makes the result exact first.
+STATE_REMEDY = (
+    f"set '{BEFORE_IMAGE}' = 'state' (the default for a table with a PRIMARY KEY; declare "
+    "the key with PRIMARY KEY (...) NOT ENFORCED): deltaflow then takes every before-image "
+    "from the rows it keeps per key"
 )
+_LOSES = "skipping such messages ('ignore-parse-errors') loses their changes"
+_REPLICA_HINT = (
+    f"{STATE_REMEDY[0].upper()}{STATE_REMEDY[1:]}; or run ALTER TABLE <table> REPLICA "
+    f"IDENTITY FULL in PostgreSQL; {_LOSES}"
+)
+_TRUNCATE_HINT = (
+    f"{STATE_REMEDY[0].upper()}{STATE_REMEDY[1:]}, and a truncate retracts every row it "
+    f"holds; or leave truncates out in Debezium (skipped.operations = 't'); {_LOSES}"
+)
+_NO_KEY_DELETE = (
+    'the "before" field of a DELETE message is null: the database sent no key of the '
+    "deleted row (PostgreSQL: REPLICA IDENTITY NOTHING)"
+)
+_NO_KEY_HINT = f"Run ALTER TABLE <table> REPLICA IDENTITY DEFAULT (or FULL) in PostgreSQL; {_LOSES}"
 _PLAN_CACHE = 64
 _NULL = msgspec.Raw(b"null")
 _LOOSEN_AT = 16  # messages of one batch on the checked path (and 1 in 8) to go loose
@@ -98,6 +131,7 @@ def check_options(options: dict[str, str]) -> None:
             bool_option(NAME, options, key, False)
     choice_option(NAME, options, "timestamp-format.standard", ("SQL", "ISO-8601"), "SQL")
     choice_option(NAME, options, "map-null-key.mode", ("FAIL", "DROP", "LITERAL"), "FAIL")
+    choice_option(NAME, options, "before-image", ("state", "message"), "state")
     decimal_encoding(options)
 
 
@@ -127,6 +161,8 @@ class DebeziumJsonDecoder:
         self._demanded = spec.demanded
         self._prefilter = spec.prefilter
         self.filtered = 0  # row images the pre-filter dropped (never built)
+        self.partial = False  # before-images come from state (accept_partial_images)
+        self.truncates = 0  # truncates handed on as a -D of TRUNCATED
         self._plain = self._typed = self._plan({})
         self._loose: Plan | None = None  # built when the data asks for it (_loosen)
         self._loose_left = 0
@@ -138,6 +174,14 @@ class DebeziumJsonDecoder:
         self._seen = [0, 0]  # this batch's messages read wrapped / plain by _one (no option)
         self.logical_messages = 0  # op "m" (logical decoding messages): skipped, counted
         self._counted: dict[tuple[str, int], int] = {}  # the last offset counted there
+
+    def accept_partial_images(self) -> None:
+        """The source takes before-images from its state: an update without one gives
+        its +U alone, a truncate a -D of ``TRUNCATED`` (the normalizer makes them exact).
+        Needs every image (no pre-filter)."""
+        self.partial, self._prefilter = True, None
+        self._plain = self._typed = self._plan({})
+        self._loose, self._plans = None, {}
 
     def decode(self, raw: RawBatch) -> Batch:
         kinds: list[int] = []
@@ -199,6 +243,7 @@ class DebeziumJsonDecoder:
                 self._demanded,
                 loose=True,
                 default_decimals=self._decimals,
+                partial=self.partial,
             )
         self._plain, self._loose_left = self._loose, _LOOSE_BATCHES
 
@@ -291,19 +336,26 @@ class DebeziumJsonDecoder:
             kinds.append(INSERT)
             rows.append(after + meta)
         elif op == "u":
-            if before is None:
-                raise Bad(REPLICA_IDENTITY.format("UPDATE"), _REPLICA_HINT)
             if after is None:
                 raise Bad('the "after" field of an UPDATE message is null')
-            kinds.append(UPDATE_BEFORE)
-            rows.append(before + meta)
+            if before is not None:
+                kinds.append(UPDATE_BEFORE)
+                rows.append(before + meta)
+            elif not self.partial:
+                raise Bad(REPLICA_IDENTITY.format("UPDATE"), _REPLICA_HINT)
             kinds.append(UPDATE_AFTER)
             rows.append(after + meta)
         elif op == "d":
             if before is None:
+                if self.partial:
+                    raise Bad(_NO_KEY_DELETE, _NO_KEY_HINT)
                 raise Bad(REPLICA_IDENTITY.format("DELETE"), _REPLICA_HINT)
             kinds.append(DELETE)
             rows.append(before + meta)
+        elif op == "t" and self.partial:
+            kinds.append(DELETE)
+            rows.append(TRUNCATED)
+            self.truncates += 1
         else:
             raise self._bad_op(op, value)
 
@@ -388,6 +440,7 @@ class DebeziumJsonDecoder:
             prefilter=self._prefilter,
             decimals=decimals,
             default_decimals=self._decimals,
+            partial=self.partial,
         )
 
     def _bad_op(self, op: Any, value: Any) -> Bad:
@@ -398,9 +451,9 @@ class DebeziumJsonDecoder:
             return Bad('the message has no "op" field', hint)
         if op == "t":
             return Bad(
-                'unknown "op" value "t" (truncate): Flink\'s debezium-json supports only '
-                "c, r, u and d",
-                _SKIP_HINT,
+                'a truncate ("op" "t"): the message names no rows, and the before-images '
+                "are taken from the message",
+                _TRUNCATE_HINT,
             )
         return Bad(f'unknown "op" value {msgspec.json.encode(op).decode()}; expected c, r, u or d')
 

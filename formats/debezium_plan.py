@@ -116,6 +116,7 @@ class Plan:
         prefilter: PreFilter | None = None,
         decimals: dict[str, str] | None = None,
         default_decimals: str = DEFAULT_DECIMALS,
+        partial: bool = False,
     ) -> None:
         self.columns = columns
         self.null_bad_fields = null_bad_fields
@@ -155,7 +156,7 @@ class Plan:
         self.slow = msgspec.json.Decoder(slow, float_hook=hook)
         code = RowCode(len(columns), posts, self.skipped, decimals, raw)
         self.read = code.compile_reader()
-        self.run = code.compile_batch(self.fast.decode, meta, (Bad,), self.keep)
+        self.run = code.compile_batch(self.fast.decode, meta, (Bad,), self.keep, partial)
 
     def checked(self, value: Any) -> tuple[Any, tuple | None, tuple | None, int]:
         """The checked path: the envelope, both images and how many fields became NULL."""

@@ -38,7 +38,7 @@ from deltaflow.processor.job_tables import (
     source_spec,
 )
 from deltaflow.processor.plan import JobPlan
-from deltaflow.processor.runtime import key_presence
+from deltaflow.processor.runtime import key_presence, normalize_source
 from deltaflow.processor.runtime.demand import demanded_columns
 from deltaflow.processor.runtime.prefilter import prefilters
 from deltaflow.processor.settings import (
@@ -179,7 +179,13 @@ class Job:
             source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
             self.sources[scan.node_id] = source
             self._route_dead_letters(source)
-            check = key_presence.install(source, scan, self.backend, unknown_keys, not resume)
+            if scan.normalize:  # before-images from state: the normalizer checks keys too
+                check = normalize_source.install(
+                    source, scan, self.backend, unknown_keys, not resume
+                )
+                check = check if unknown_keys != "ignore" else None
+            else:
+                check = key_presence.install(source, scan, self.backend, unknown_keys, not resume)
             if check is not None:
                 self.presence[scan.table] = check
             source.open(resume.get(str(scan.node_id)))

@@ -63,6 +63,9 @@ class TableSourceScan(Node):
     metadata: tuple[tuple[str, str, DataType], ...] = ()  # (column, key, type)
     primary_key: tuple[str, ...] = ()
     watermark: Watermark | None = None
+    # before-images from state: the source keeps the last row per primary key and derives
+    # every -U/-D from it (processor/runtime/normalize.py)
+    normalize: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

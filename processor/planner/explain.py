@@ -39,6 +39,14 @@ def _render(node: L.LNode, first: str, rest: str, lines: list[str]) -> None:
         if text.endswith(")")
         else f"{text}(changelogMode=[{mode}])"
     )
+    if isinstance(node, L.Scan) and node.normalize:
+        # the source's own step (before-images from state), shown as Flink shows an upsert
+        # source's normalizer
+        key = ", ".join(node.fields[c].name for c in node.primary_key)
+        lines.append(
+            f"{first}ChangelogNormalize(key=[{key}], beforeImage=[state], changelogMode=[{mode}])"
+        )
+        first, rest = rest + "+- ", rest + "   "
     lines.append(first + text)
     for i, child in enumerate(node.inputs):
         last = i == len(node.inputs) - 1

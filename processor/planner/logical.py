@@ -51,6 +51,9 @@ class Scan(LNode):
     table: Table = None  # type: ignore[assignment]
     primary_key: Key = ()
     watermark_expr: Expr | None = None  # over the scan's output row
+    # before-images from state: the source keeps the last row per primary key
+    # (rules/insert_changelog_normalize.py)
+    normalize: bool = False
 
     def produces(self, inputs: list[Mode]) -> Mode:
         if self.table.connector == "upsert-kafka":

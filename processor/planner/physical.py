@@ -82,6 +82,7 @@ def _scan(node: L.Scan, base: dict[str, Any]) -> P.Node:
         metadata=tuple((c.name, c.metadata_key, c.type) for c in t.metadata),  # type: ignore[misc]
         primary_key=t.primary_key,
         watermark=watermark,
+        normalize=node.normalize,
     )
 
 

@@ -216,6 +216,8 @@ class PresenceReport:
 
 _DONE = {
     "pass": "passed on as Flink does",
+    # before-images from state (normalize_source): nothing stored, nothing to retract
+    "normalized": "an update became an insert, a delete retracted nothing",
     "skip": "skipped",
     "dead-letter": "sent to the dead-letter topic",
     "fail": "stopped",

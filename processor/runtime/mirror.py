@@ -9,6 +9,12 @@ state would have. A -U/-D of a key the mirror does not hold deletes nothing and 
 in ``contradictions`` (a compacted topic can start with such a delete; the operators emit
 for it what a regular join or aggregate would).
 
+A scan whose before-images come from state (``normalize_source``) keeps its last row per
+key in this same mirror, so the table is stored once: its source applies each normalized
+batch as it decodes it (``apply_from_source``, keeping the first before-image of each key
+since the last batch the operators saw), and ``apply`` then only takes those before-images
+for the batch the graph delivers.
+
 ``SourceReader`` turns looked-up scan rows into an operator's input rows (the Calc between
 the scan and the operator) grouped by the operator's key.
 """
@@ -38,6 +44,8 @@ class Mirror:
         self._batch: Batch | None = None
         self._before: dict[object, tuple | None] = {}
         self._before_by_index: dict[str, dict[tuple, list[tuple]]] = {}
+        self.fed_by_source = False  # the source applies the batches (apply_from_source)
+        self._pending: dict[object, tuple | None] = {}
 
     @classmethod
     def open(cls, backend, side: MirrorSide, types: list | None = None) -> Mirror:
@@ -59,9 +67,22 @@ class Mirror:
             mirror = mirrors[side.mirror] = cls(table)
         return mirror
 
+    def apply_from_source(self, kinds: list[int], rows: list[tuple]) -> None:
+        """The source's normalizer applies a batch it decoded (an exact changelog)."""
+        self.fed_by_source = True
+        before, _ = self.table.apply_changes(kinds, rows)
+        pending = self._pending
+        for key, row in before.items():
+            pending.setdefault(key, row)
+
     def apply(self, batch: Batch) -> None:
         """Applies a batch of the scan's changes, once, keeping the rows it replaces."""
         if batch is self._batch:
+            return
+        if self.fed_by_source:  # applied as decoded: the rows from before the batch
+            self._before, self._pending = self._pending, {}
+            self._before_by_index = {}
+            self._batch = batch
             return
         self._before, contradictions = self.table.apply_changes(batch.kinds, batch.rows)
         self._before_by_index = {}
@@ -90,6 +111,11 @@ class Mirror:
                     by_key.setdefault(get(row), []).append(row)
             self._before_by_index[index] = by_key
         return by_key
+
+
+def opened_mirror(backend, name: str) -> Mirror | None:
+    """The job's mirror named ``name`` if a delta operator opened it."""
+    return _MIRRORS.get(backend, {}).get(name)
 
 
 def index_name(columns: Key) -> str:

@@ -7,8 +7,9 @@ job does or reports:
 - the scan's one consumer is a ``Calc`` with a condition (a scan shared by several
   consumers, read by a join, an aggregate, a delta join's mirror, ChangelogNormalize
   or a sink keeps every row);
-- the scan has no watermark (its rows advance it) and the job does not check unknown
-  keys ('deltaflow.unknown-key-delete' other than 'ignore' follows every retraction);
+- the scan has no watermark (its rows advance it), does not take before-images from
+  state (its normalizer follows every change) and the job does not check unknown keys
+  ('deltaflow.unknown-key-delete' other than 'ignore' follows every retraction);
 - the pushed conjuncts compare a physical column (not a metadata column) with
   non-NULL constants: ``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, ``[NOT] BETWEEN``
   (as two comparisons, BETWEEN only), ``[NOT] IN`` and ``IS [NOT] NULL``;
@@ -79,6 +80,8 @@ def prefilters(plan: JobPlan) -> dict[int, PreFilter]:
     for scan_id, scan in scans.items():
         users = list(consumers.get(scan_id, {}).values())
         if len(users) != 1 or scan.watermark is not None or scan_id in sink_ids:
+            continue
+        if scan.normalize:  # before-images from state: the normalizer follows every change
             continue
         calc = users[0]
         if type(calc) is not Calc or calc.condition is None or len(calc.inputs) != 1:

@@ -2,8 +2,10 @@
 
 The orders topic holds: +I order 1 (merchant 7), then a delete of order 2 (merchant 7)
 that was never inserted (offset 1), then +I order 3 (merchant 7). Flink applies the
-delete to merchant 7's existing group: its count ends at 1. With 'policy' the table's
-bad-input policy decides; refused, the record leaves merchant 7 at 2.
+delete to merchant 7's existing group: its count ends at 1 (before-images from the
+messages). With before-images from state (the default with a primary key) the delete
+retracts nothing: 2. With 'policy' the table's bad-input policy decides; refused, the
+record leaves merchant 7 at 2.
 """
 
 from __future__ import annotations
@@ -117,25 +119,44 @@ def test_dead_letter_sends_the_raw_record_and_drops_it(topics, tmp_path, columns
     assert b"never saw" in headers["deltaflow.reason"]
 
 
+# Flink's behaviour: before-images from the messages, the delete passed on.
+MESSAGE = ",\n  'debezium-json.before-image' = 'message'"
+
+
 def test_count_passes_the_record_on_as_flink_does_and_reports_it(topics, tmp_path):
-    done = run(tmp_path, topics, "count")
+    done = run(tmp_path, topics, "count", MESSAGE)
     assert done.returncode == 0, done.stderr
     assert "1 delete(s) or update(s) of primary keys never seen so far (passed on" in done.stderr
     assert totals(topics) == {7: 1}
 
 
-def test_a_source_not_read_from_the_beginning_only_counts(topics, tmp_path):
+def test_count_with_before_images_from_state_retracts_nothing(topics, tmp_path):
+    """The default for a primary key: the normalizer holds no row of order 2, so the delete
+    retracts nothing and merchant 7 keeps orders 1 and 3, as the database does."""
+    done = run(tmp_path, topics, "count")
+    assert done.returncode == 0, done.stderr
+    assert "1 delete(s) or update(s) of primary keys never seen so far (an update" in done.stderr
+    assert totals(topics) == {7: 2}
+
+
+@pytest.mark.parametrize(("extra", "count"), [(MESSAGE, 1), ("", 2)])
+def test_a_source_not_read_from_the_beginning_only_counts(topics, tmp_path, extra, count):
     """From a timestamp (here: 0, every record) the job may not have seen every row."""
     done = run(
-        tmp_path, topics, "policy", startup="timestamp', 'scan.startup.timestamp-millis' = '0"
+        tmp_path,
+        topics,
+        "policy",
+        extra,
+        startup="timestamp', 'scan.startup.timestamp-millis' = '0",
     )
     assert done.returncode == 0, done.stderr
     assert "counted, not refused" in done.stderr
-    assert totals(topics) == {7: 1}
+    assert totals(topics) == {7: count}
 
 
-def test_ignore_is_flinks_behaviour_without_a_word(topics, tmp_path):
-    done = run(tmp_path, topics, "ignore")
+@pytest.mark.parametrize(("extra", "count"), [(MESSAGE, 1), ("", 2)])
+def test_ignore_is_flinks_behaviour_without_a_word(topics, tmp_path, extra, count):
+    done = run(tmp_path, topics, "ignore", extra)
     assert done.returncode == 0, done.stderr
     assert "never seen" not in done.stderr
-    assert totals(topics) == {7: 1}
+    assert totals(topics) == {7: count}

@@ -12,7 +12,15 @@ import pytest
 from registry_server import RegistryServer
 
 from deltaflow.formats.avro_confluent import make_decoder, make_encoder
-from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch, RawBatch
+from deltaflow.formats.changelog import (
+    DELETE,
+    INSERT,
+    TRUNCATED,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    Batch,
+    RawBatch,
+)
 from deltaflow.formats.errors import DeltaflowError, FormatError
 from deltaflow.formats.schema_registry import SchemaRegistry, SchemaRegistryError
 from deltaflow.formats.spec import FormatSpec
@@ -266,7 +274,8 @@ def test_debezium_envelope_becomes_a_changelog(registry) -> None:
     assert batch.rows == [r1, r1, r2, r2, r1]
 
 
-def test_debezium_update_without_before_asks_for_replica_identity_full(registry) -> None:
+def test_debezium_update_without_before_names_the_before_image_option(registry) -> None:
+    """The remedy that makes the result exact comes first; skipping is said to lose changes."""
     schema = debezium_schema()
     sid = registry.state.register("x-value", json.dumps(schema))
     after = {"id": 1, "name": None, "weight": None, "updated": 0}
@@ -274,8 +283,27 @@ def test_debezium_update_without_before_asks_for_replica_identity_full(registry)
     with pytest.raises(FormatError, match="REPLICA IDENTITY FULL") as info:
         dec.decode(raw(wire(sid, schema, change("u", None, after))))
     assert info.value.offset == 50
-    with pytest.raises(FormatError, match="unknown \"op\" value 't'"):
+    assert "Set 'debezium-avro-confluent.before-image' = 'state'" in str(info.value)
+    assert "loses their changes" in str(info.value)
+    with pytest.raises(FormatError, match="a truncate") as info:
         dec.decode(raw(wire(sid, schema, change("t", None, None))))
+    assert "'debezium-avro-confluent.before-image' = 'state'" in str(info.value)
+    assert "skip or dead-letter" not in str(info.value)
+
+
+def test_debezium_partial_images_are_handed_on(registry) -> None:
+    """With before-images from state: an update without one gives its +U alone, a
+    truncate a -D of TRUNCATED (the source's normalizer makes both exact)."""
+    schema = debezium_schema()
+    sid = registry.state.register("x-value", json.dumps(schema))
+    after = {"id": 1, "name": None, "weight": None, "updated": 0}
+    dec = make_decoder("debezium-avro-confluent", spec(registry.url))
+    dec.accept_partial_images()
+    batch = dec.decode(
+        raw(wire(sid, schema, change("u", None, after)), wire(sid, schema, change("t", None, None)))
+    )
+    assert batch.kinds == [UPDATE_AFTER, DELETE]
+    assert batch.rows[1] is TRUNCATED and dec.truncates == 1
 
 
 def test_debezium_encoder_writes_c_and_d_envelopes_as_flink(registry) -> None:

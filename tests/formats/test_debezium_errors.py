@@ -7,7 +7,14 @@ from decimal import Decimal
 
 import pytest
 
-from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, RawBatch
+from deltaflow.formats.changelog import (
+    DELETE,
+    INSERT,
+    TRUNCATED,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    RawBatch,
+)
 from deltaflow.formats.debezium_json import DebeziumJsonDecoder
 from deltaflow.formats.errors import DeltaflowError, FormatError
 from deltaflow.formats.spec import FormatSpec
@@ -77,9 +84,41 @@ def test_unknown_op(op: str) -> None:
     assert f'unknown "op" value {op}' in err.reason
 
 
-def test_truncate_is_rejected_as_flink_does() -> None:
+def test_truncate_with_message_before_images_names_the_option() -> None:
+    """Flink rejects op t too; the remedy is the option that makes it exact, not skipping."""
     err = failure(b'{"before":null,"after":null,"op":"t"}')
-    assert '"t" (truncate)' in err.reason
+    assert 'a truncate ("op" "t")' in err.reason
+    assert str(err.hint).startswith("Set 'debezium-json.before-image' = 'state'")
+    assert "loses their changes" in str(err.hint)
+
+
+def test_null_before_image_names_the_before_image_option_first() -> None:
+    err = failure(b'{"before":null,"after":{"id":1},"op":"u"}')
+    assert str(err.hint).startswith("Set 'debezium-json.before-image' = 'state'")
+    assert "REPLICA IDENTITY FULL" in str(err.hint)
+    assert "'ignore-parse-errors') loses their changes" in str(err.hint)
+
+
+@pytest.mark.parametrize("loose", [False, True])
+def test_partial_images_are_handed_on_to_the_normalizer(loose: bool) -> None:
+    """With before-images from state: an update without one gives its +U alone (on the
+    compiled loop, and on the checked path for a value needing a coercion), a delete its
+    partial image, a truncate a -D of TRUNCATED."""
+    dec = decoder()
+    dec.accept_partial_images()
+    after = b'"1"' if loose else b"1"  # a number in a string: Flink's coercion, checked path
+    values = [
+        GOOD,
+        b'{"before":null,"after":{"id":' + after + b',"name":"b"},"op":"u"}',
+        b'{"before":{"id":1,"name":null},"after":null,"op":"d"}',
+        b'{"before":null,"after":null,"op":"t"}',
+    ]
+    batch = dec.decode(batch_of(*values))
+    assert batch.kinds == [INSERT, UPDATE_AFTER, DELETE, DELETE]
+    assert batch.rows[:3] == [(1, "a"), (1, "b"), (1, None)]
+    assert batch.rows[3] is TRUNCATED and dec.truncates == 1
+    with pytest.raises(FormatError, match="REPLICA IDENTITY NOTHING"):
+        dec.decode(batch_of(b'{"before":null,"after":null,"op":"d"}'))
 
 
 def test_create_without_after() -> None:

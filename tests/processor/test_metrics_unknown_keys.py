@@ -24,7 +24,7 @@ SET 'deltaflow.unknown-key-delete' = '{mode}';
 CREATE TABLE orders (id INT, merchant INT, PRIMARY KEY (id) NOT ENFORCED) WITH (
   'connector' = 'kafka', 'topic' = '{src}', 'properties.bootstrap.servers' = '{bs}',
   'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
-  'format' = 'debezium-json', 'debezium-json.ignore-parse-errors' = 'true');
+  'format' = 'debezium-json', 'debezium-json.ignore-parse-errors' = 'true'{extra});
 CREATE TABLE totals (merchant INT, cnt BIGINT) WITH ('connector' = 'blackhole');
 INSERT INTO totals SELECT merchant, COUNT(*) FROM orders GROUP BY merchant;
 """
@@ -36,9 +36,12 @@ EVENTS = [
 TABLE = "orders"
 
 
-def scrape_after_run(broker: str, src: str, mode: str, state) -> set[str]:
+MESSAGE = ", 'debezium-json.before-image' = 'message'"
+
+
+def scrape_after_run(broker: str, src: str, mode: str, state, extra: str = MESSAGE) -> set[str]:
     job = Job(
-        plan_job(JOB.format(src=src, bs=broker, mode=mode)).plan,
+        plan_job(JOB.format(src=src, bs=broker, mode=mode, extra=extra)).plan,
         JobOptions(state_dir=state, bootstrap=broker),
     )
     port = free_port()
@@ -70,6 +73,12 @@ def test_unknown_key_deletes_are_counted_per_table_on_the_metrics_port(
     lines = scrape_after_run(broker, orders, mode, tmp_path / "state")
     assert "# TYPE deltaflow_unknown_key_deletes_total counter" in lines
     expected = f'deltaflow_unknown_key_deletes_total{{table="{TABLE}",policy="{policy}"}} 1'
+    assert expected in lines, sorted(lines)
+
+
+def test_before_images_from_state_count_per_table_too(broker, orders, tmp_path):
+    lines = scrape_after_run(broker, orders, "count", tmp_path / "state", extra="")
+    expected = f'deltaflow_unknown_key_deletes_total{{table="{TABLE}",policy="normalized"}} 1'
     assert expected in lines, sorted(lines)
 
 

@@ -38,7 +38,8 @@ def test_explain_shows_each_join_of_the_cascade_with_its_lookups():
         "select=[id, k, v, rid, k0, w, cid, w0, z], changelogMode=[I,UB,UA,D])\n"
         "      :- DeltaJoin(joinType=[InnerJoin], where=[=(k, k0)], leftIndex=[k], "
         "rightIndex=[k], select=[id, k, v, rid, k0, w], changelogMode=[I,UB,UA,D])\n"
-        "      :  :- TableSourceScan(table=[[default_catalog, default_database, a]]"
+        "      :  :- ChangelogNormalize(key=[id], beforeImage=[state], changelogMode=[I,UB,UA,D])\n"
+        "      :  :  +- TableSourceScan(table=[[default_catalog, default_database, a]]"
     ) in text
 
 

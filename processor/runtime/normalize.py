@@ -1,0 +1,314 @@
+"""Before-images from state: a changelog source with a PRIMARY KEY keeps the last row per
+key and derives every change's before-image from it (``'<format>.before-image' = 'state'``,
+the default for a Debezium table with a primary key; see
+``processor/planner/rules/insert_changelog_normalize.py``).
+
+Databases do not always send what a changelog needs. PostgreSQL under its default REPLICA
+IDENTITY sends updates without a before-image and deletes whose before-image holds only
+the key (NULL or an invented default in the other columns), and a TOASTed column an update
+left alone as a placeholder (``__debezium_unavailable_value``). The normalizer makes the
+changelog exact from what it stores, change by change in order:
+
+- an addition (``+I`` of a create or snapshot read, ``+U`` of an update) for a stored key
+  gives ``-U(stored)`` ``+U(row)``; an identical ``+I`` gives nothing (a repeated event,
+  as Flink's ChangelogNormalize); for a key not stored ``+I(row)``;
+- a ``-U``/``+U`` pair (an update with a before-image) whose keys differ deletes the old
+  key first; otherwise only its ``+U`` counts, the message's ``-U`` is never emitted;
+- a ``-D`` (delete) gives ``-D(stored)``, never the message's partial image, and nothing
+  for a key not stored;
+- a ``-D`` of ``TRUNCATED`` (truncate) gives ``-D`` of every stored row;
+- a placeholder in an addition is replaced by the stored value of that column (the column
+  did not change). A create right after a delete (Debezium's primary-key change: delete of
+  the old key, create of the new) takes it from the deleted row. A placeholder with
+  nothing to take it from is a ``Problem``, never output.
+
+An update or delete of a key never stored is a change the job never saw: it is counted
+(``Result.unknown``) and, when ``refuse_unknown``, a ``Problem`` too
+(``'deltaflow.unknown-key-delete'``, see ``normalize_source``).
+
+``Normalizer.run`` computes a batch's output and the new rows without writing anything;
+``Normalizer.commit`` writes them, so a batch can be run again without the records whose
+problems the table's bad-input policy drops.
+"""
+
+from __future__ import annotations
+
+from base64 import b64encode
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Protocol
+
+from deltaflow.formats.changelog import (
+    DELETE,
+    INSERT,
+    TRUNCATED,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    Batch,
+)
+
+PLACEHOLDER = "__debezium_unavailable_value"  # Debezium's 'unavailable.value.placeholder'
+
+
+@dataclass
+class Problem:
+    """A change that cannot be normalized: the input row (its record's) and why."""
+
+    row: int
+    reason: str
+    hint: str
+
+
+@dataclass
+class Result:
+    """One batch normalized: the output, the input row of each output row, each touched
+    key's row before and after the batch (None: absent), the problems, the count of
+    unknown keys, and the row the batch's last change deleted (if it was a delete)."""
+
+    out: Batch
+    origins: list[int]
+    before: dict[tuple, tuple | None]
+    rows: dict[tuple, tuple | None]
+    problems: list[Problem] = field(default_factory=list)
+    unknown: int = 0
+    last_deleted: tuple | None = None
+
+
+class Store(Protocol):
+    """Where the last row per key lives (``normalize_source``: LMDB)."""
+
+    def get_many(self, keys: list[tuple]) -> list[tuple | None]: ...
+
+    def all_rows(self) -> list[tuple]: ...
+
+    def write(self, result: Result) -> None:
+        """Stores the batch's rows (``result.rows``: every key whose row changed, None
+        deletes it; ``result.out``: the changelog that leads there)."""
+
+
+class Normalizer:
+    """The changes of one source in, an exact changelog out; see the module docstring."""
+
+    def __init__(
+        self,
+        store: Store,
+        key_at: list[int],
+        placeholder: str = PLACEHOLDER,
+        refuse_unknown: bool = False,
+    ) -> None:
+        self.store = store
+        self.key_at = list(key_at)
+        one = itemgetter(*key_at)
+        self.key_of = (lambda row: (one(row),)) if len(key_at) == 1 else one
+        self.keys_of = _keys_getter(self.key_at)
+        self.placeholder = placeholder
+        self.placeholder_bytes = placeholder.encode()
+        # the placeholder as it appears in a JSON or Avro message (bytes columns: base64)
+        self.markers = (self.placeholder_bytes, b64encode(self.placeholder_bytes))
+        self.refuse_unknown = refuse_unknown
+
+    def may_hold_placeholders(self, values: list) -> bool:
+        """Whether any raw message of a batch holds the placeholder (one C-level search)."""
+        joined = b"\x00".join(filter(None, values))
+        return any(marker in joined for marker in self.markers)
+
+    def run(
+        self,
+        kinds: list[int],
+        rows: list[tuple],
+        *,
+        drop: frozenset[int] = frozenset(),
+        placeholders: bool = True,
+        last_deleted: tuple | None = None,
+        truncates: bool = True,
+        key_changes: bool = True,
+    ) -> Result:
+        """Normalizes one batch (``drop``: input rows to leave out, with their records);
+        ``last_deleted``: the stored row the source's last change deleted, if it was a
+        delete; ``placeholders`` / ``truncates``: whether the batch may hold any;
+        ``key_changes``: whether a create right after a delete is a key change (its
+        placeholders take the deleted row's values). Nothing is written (``commit``)."""
+        segment = _Segment(self, rows, placeholders, last_deleted, truncates, key_changes)
+        segment.run(kinds, rows, drop)
+        return segment.result
+
+    def commit(self, result: Result) -> None:
+        self.store.write(result)
+
+
+def _keys_getter(key_at: list[int]):
+    if len(key_at) == 1:
+        one = itemgetter(key_at[0])
+        return lambda rows: list(zip(map(one, rows)))
+    get = itemgetter(*key_at)
+    return lambda rows: list(map(get, rows))
+
+
+class _Segment:
+    """One run over a batch (the loop of ``Normalizer.run``)."""
+
+    def __init__(
+        self, norm: Normalizer, rows, placeholders, last_deleted, truncates, key_changes
+    ) -> None:
+        self.norm = norm
+        gaps = [i for i, row in enumerate(rows) if row is TRUNCATED] if truncates else []
+        if gaps:
+            keys = _with_gaps(norm.keys_of([row for row in rows if row is not TRUNCATED]), gaps)
+            distinct = list(dict.fromkeys(k for k in keys if k is not None))
+        else:
+            keys = norm.keys_of(rows)
+            distinct = list(dict.fromkeys(keys))
+        self.before = dict(zip(distinct, norm.store.get_many(distinct), strict=True))
+        self.cur = dict(self.before)
+        self.out = Batch()
+        self.origins: list[int] = []
+        self.result = Result(self.out, self.origins, self.before, self.cur)
+        self.fill = placeholders
+        self.last_deleted = last_deleted
+        self.key_changes = key_changes
+        self.keys = keys
+
+    def run(self, kinds, rows, drop) -> None:
+        """The batch's changes in order, then the row its last change deleted."""
+        self._loop(kinds, rows, self.keys, drop)
+        self.result.last_deleted = self.last_deleted
+
+    def _loop(self, kinds, rows, keys, drop) -> None:
+        """The common changes inline (per-row work is the budget); a key that moves, a
+        placeholder, an unknown key and a truncate go through the methods below."""
+        cur, out_kinds, out_rows, origins = self.cur, self.out.kinds, self.out.rows, self.origins
+        fill, marks = self.fill, (self.norm.placeholder, self.norm.placeholder_bytes)
+        n, i = len(kinds), 0
+        while i < n:
+            if drop and i in drop:
+                i += 1
+                continue
+            kind, key, origin = kinds[i], keys[i], i
+            if kind == UPDATE_BEFORE and i + 1 < n and kinds[i + 1] == UPDATE_AFTER:
+                if key != keys[i + 1]:
+                    self._retract(i, key, "update")  # the update moved the row's key
+                    key = keys[i + 1]
+                kind, row = UPDATE_AFTER, rows[i + 1]
+                i += 2
+            else:
+                row = rows[i]
+                i += 1
+                if kind == DELETE or kind == UPDATE_BEFORE:
+                    prev = cur[key] if row is not TRUNCATED else None
+                    if prev is None:
+                        self._retract(origin, key, "delete")
+                        continue
+                    out_kinds.append(DELETE)
+                    out_rows.append(prev)
+                    origins.append(origin)
+                    cur[key] = None
+                    self.last_deleted = prev
+                    continue
+            prev = cur[key]
+            if prev is None or (fill and (marks[0] in row or marks[1] in row)):
+                self._add(kind, row, key, origin)
+                continue
+            self.last_deleted = None
+            if kind != INSERT or prev != row:  # an identical +I is a repeated event
+                out_kinds += (UPDATE_BEFORE, UPDATE_AFTER)
+                out_rows += (prev, row)
+                origins += (origin, origin)
+                cur[key] = row
+
+    def _add(self, kind: int, row: tuple, key: tuple, origin: int) -> None:
+        """An addition of a key not stored, or holding a placeholder."""
+        prev = self.cur[key]
+        norm = self.norm
+        if self.fill and (norm.placeholder in row or norm.placeholder_bytes in row):
+            filled = self._filled(row, prev)
+            if filled is None:
+                self._problem(
+                    origin,
+                    f"the after-image of primary key {key!r} holds the placeholder "
+                    f"{norm.placeholder!r} (a value the database did not send) and the job "
+                    "holds no earlier row of that key to take the value from",
+                    "read the topic from its beginning (or from a snapshot) so that every "
+                    "row is seen before it changes, or run ALTER TABLE <table> REPLICA "
+                    "IDENTITY FULL in PostgreSQL; skipping the message loses its change",
+                )
+                return
+            row = filled
+        self.last_deleted = None
+        out, origins = self.out, self.origins
+        if prev is None:
+            if kind == UPDATE_AFTER and not self._unknown(origin, key, "update"):
+                return
+            out.append(INSERT, row)
+            origins.append(origin)
+        elif kind == INSERT and prev == row:
+            pass  # a repeated event
+        else:
+            out.append(UPDATE_BEFORE, prev)
+            out.append(UPDATE_AFTER, row)
+            origins += (origin, origin)
+        self.cur[key] = row
+
+    def _filled(self, row: tuple, prev: tuple | None) -> tuple | None:
+        source = prev if prev is not None or not self.key_changes else self.last_deleted
+        if source is None:
+            return None
+        marks = (self.norm.placeholder, self.norm.placeholder_bytes)
+        return tuple(
+            source[j] if type(v) in (str, bytes) and v in marks else v for j, v in enumerate(row)
+        )
+
+    def _retract(self, i: int, key: tuple | None, what: str) -> None:
+        """A -D of a key not stored, or of a truncate (``key`` None), or a moved key."""
+        if key is None:
+            self._truncate(i)
+            return
+        prev = self.cur[key]
+        if prev is None:
+            self._unknown(i, key, what)
+            self.last_deleted = None
+            return
+        self.out.append(DELETE, prev)
+        self.origins.append(i)
+        self.cur[key] = None
+        self.last_deleted = prev
+
+    def _truncate(self, i: int) -> None:
+        """-D of every row: the store's (as before the batch) overlaid with the batch's."""
+        key_of, before, cur = self.norm.key_of, self.before, self.cur
+        for row in self.norm.store.all_rows():
+            key = key_of(row)
+            before.setdefault(key, row)
+            cur.setdefault(key, row)
+        for key, row in cur.items():
+            if row is not None:
+                self.out.append(DELETE, row)
+                self.origins.append(i)
+                cur[key] = None
+        self.last_deleted = None
+
+    def _unknown(self, i: int, key: tuple, what: str) -> bool:
+        """An update or delete of a key never stored: counted; False when refused."""
+        self.result.unknown += 1
+        if not self.norm.refuse_unknown:
+            return True
+        self._problem(
+            i,
+            f"an {what} of primary key {key!r}, which the job never saw",
+            "read the topic from its beginning (the snapshot) so that every row is seen; "
+            "if changes of unseen rows are expected, SET 'deltaflow.unknown-key-delete' = "
+            "'count' (an update then inserts its row, a delete retracts nothing)",
+        )
+        return False
+
+    def _problem(self, i: int, reason: str, hint: str) -> None:
+        self.result.problems.append(Problem(i, reason, hint))
+
+
+def _with_gaps(keys: list[tuple], gaps: list[int]) -> list[tuple | None]:
+    """``keys`` of the rows that are not ``TRUNCATED``, with None at the truncates."""
+    out: list[tuple | None] = []
+    it = iter(keys)
+    gap_set = set(gaps)
+    for i in range(len(keys) + len(gaps)):
+        out.append(None if i in gap_set else next(it))
+    return out

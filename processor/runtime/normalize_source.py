@@ -1,0 +1,289 @@
+"""A source whose before-images come from state: the value decoder wrapped by the
+``Normalizer`` (``normalize``), with the rows kept per primary key in LMDB.
+
+``NormalizingDecoder`` wraps the source's value decoder, where the raw records are still at
+hand, as ``key_presence.PresenceDecoder`` does: the inner decoder hands on what the
+messages hold (``accept_partial_images``: an update's +U without its -U, a delete's partial
+before-image, a truncate as a -D of ``TRUNCATED``), the normalizer makes the changelog
+exact, and a change it cannot make exact (a placeholder with no stored value; an update or
+delete of a key never seen, when refused) goes to the table's bad-input policy like an
+unreadable record: ``fail`` stops naming topic, partition and offset, ``skip`` drops and
+counts the record, ``dead-letter`` sends it to the dead-letter topic.
+
+State, in the job's LMDB environment and so in the checkpoint's one write transaction:
+``source<id>:ChangelogNormalize:last`` (the last row per primary key, typed; when delta
+joins or delta aggregates mirror the scan, their mirror instead: the table is stored once),
+and
+``source<id>:ChangelogNormalize:deleted`` (per topic partition, the row its last change
+deleted, when that change was a delete: a primary-key change is a delete and a create,
+and the create's placeholders take the deleted row's values, also across a checkpoint;
+only for a source of one partition, where the delete right before is the key change's
+own: in a topic of several partitions the two keys may hash apart, and a create with a
+placeholder is then bad input, never filled from an unrelated row).
+
+Unknown keys follow ``'deltaflow.unknown-key-delete'`` (``key_presence``): counted with
+``count`` and ``policy``, refused by the table's policy with ``policy`` once the state
+followed the topic from its beginning; the normalizer stands in for the key set there.
+"""
+
+from __future__ import annotations
+
+import sys
+from operator import itemgetter
+
+from deltaflow.connectors.layout import decode_with_origins
+from deltaflow.formats.changelog import Batch, RawBatch
+from deltaflow.formats.errors import ConnectorError, FormatError
+from deltaflow.processor.runtime.base import row_shape
+from deltaflow.processor.runtime.key_presence import RETRACTIONS
+from deltaflow.processor.runtime.mirror import Mirror, opened_mirror
+from deltaflow.processor.runtime.normalize import PLACEHOLDER, Normalizer, Problem, Result
+from deltaflow.state.key_presence import COMPLETE_TABLE
+from deltaflow.state.keys import EMPTY
+from deltaflow.state.table import DELETED
+from deltaflow.state.typed_keys import key_encoder, value_encoder
+from deltaflow.state.values import TypedValues
+
+_FIRST = itemgetter(0)
+KNOWN_KEYS = 100_000  # keys whose bytes and rows a store keeps (hot keys: no LMDB read)
+
+
+class TableStore:
+    """The last row per primary key in one LMDB table (write-back, checkpointed)."""
+
+    def __init__(self, backend, name: str, key_types: list, row_types: list) -> None:
+        shape = row_shape(row_types)
+        values = None if shape is None else TypedValues(shape)
+        # rows of hot keys stay decoded across commits, as a mirror keeps them (KEEP_ROWS)
+        self.table = backend.table(name, values, keep=KNOWN_KEYS)
+        if len(key_types) == 1:  # no tuple layer: the bytes are the same (key_presence)
+            column = value_encoder(key_types[0])
+            self.encode_many = lambda keys: list(map(column, map(_FIRST, keys)))
+        else:
+            encode = key_encoder(key_types)
+            self.encode_many = lambda keys: [encode(k) or EMPTY for k in keys]
+        self._encoded: dict[tuple, bytes] = {}  # keys met lately (at most KNOWN_KEYS)
+
+    def get_many(self, keys: list[tuple]) -> list[tuple | None]:
+        known = self._encoded
+        missing = [key for key in keys if key not in known]
+        if missing:
+            if len(known) + len(missing) > KNOWN_KEYS:
+                known.clear()
+                missing = keys
+            known.update(zip(missing, self.encode_many(missing), strict=True))
+        return self.table.get_many_encoded(list(map(known.__getitem__, keys)))  # type: ignore[return-value]
+
+    def all_rows(self) -> list[tuple]:
+        return [tuple(row) for _, row in self.table.scan_encoded(b"")]  # type: ignore[arg-type]
+
+    def write(self, result: Result) -> None:
+        """Every key the batch touched, in C-level maps: the rows of the keys it left
+        (almost all of them), deletes of the stored ones it removed."""
+        rows, before = result.rows, result.before
+        keys = list(rows)
+        try:
+            encoded = list(map(self._encoded.__getitem__, keys))
+        except KeyError:  # a truncate's keys, or more keys than the memo holds
+            encoded = self.encode_many(keys)
+        values = list(rows.values())
+        if None in values:  # deletes: a key stored before gets DELETED, a new one nothing
+            gone = [before[key] is not None for key in keys]
+            items = [
+                (kb, DELETED if row is None else row)
+                for kb, row, was in zip(encoded, values, gone, strict=True)
+                if row is not None or was
+            ]
+        else:
+            items = list(zip(encoded, values, strict=True))
+        self.table.put_many_encoded(items)
+
+
+class MirrorStore:
+    """The last row per primary key in the delta operators' mirror of the scan (one copy of
+    the table): the source applies its normalized batches to it (``Mirror``)."""
+
+    def __init__(self, mirror: Mirror) -> None:
+        self.mirror = mirror
+
+    def get_many(self, keys: list[tuple]) -> list[tuple | None]:
+        return self.mirror.table.get_many(keys)
+
+    def all_rows(self) -> list[tuple]:
+        return [row for _, row in self.mirror.table.items()]
+
+    def write(self, result: Result) -> None:
+        if result.out:
+            self.mirror.apply_from_source(result.out.kinds, result.out.rows)
+
+
+class NormalizingDecoder:
+    """A source's value decoder whose before-images come from state (module docstring)."""
+
+    def __init__(
+        self, inner, normalizer: Normalizer, on_error: str, deleted, policy: str, single=None
+    ):
+        self.inner, self.normalizer, self.on_error = inner, normalizer, on_error
+        # whether the source reads one partition of a topic: only then is the delete before a
+        # key change's create its own (Debezium sends the two in a row to one topic; the
+        # two keys may hash to different partitions)
+        self.single = single or (lambda topic: True)
+        self.changelog_mode = inner.changelog_mode
+        self.dead_letters = inner.dead_letters  # the same list: the source routes both
+        self.deleted = deleted  # (topic, partition) -> the row its last change deleted
+        self._deleted: dict[tuple[str, int], tuple | None] = {}
+        self.policy = policy  # for unknown keys, as PresenceReport reads it
+        self.unknown = 0  # updates and deletes of keys never stored
+
+    @property
+    def skipped(self) -> int:
+        return self.inner.skipped
+
+    @skipped.setter
+    def skipped(self, value: int) -> None:
+        self.inner.skipped = value
+
+    @property
+    def filtered(self) -> int:
+        return getattr(self.inner, "filtered", 0)
+
+    def decode(self, raw: RawBatch) -> Batch:
+        return self._normalized(raw, None)[0]
+
+    def decode_origins(self, raw: RawBatch) -> tuple[Batch, list[int]]:
+        """``decode`` with the record (index into ``raw``) of each row, for a layout that
+        assembles rows from records (``connectors.layout.decode_with_origins``)."""
+        out, origins = self._normalized(raw, [])
+        return out, origins  # type: ignore[return-value]
+
+    def _normalized(self, raw: RawBatch, want: list | None) -> tuple[Batch, list[int] | None]:
+        skipped, dead = self.inner.skipped, len(self.dead_letters)
+        truncates = self.inner.truncates
+        if want is None:
+            batch, origins = self.inner.decode(raw), None
+        else:
+            batch, origins = decode_with_origins(self.inner, raw)
+        if not batch:
+            return batch, origins
+        norm, part = self.normalizer, (raw.topic, raw.partition)
+        fill = norm.may_hold_placeholders(raw.values)
+        last = self._last_deleted(part)
+        cut = self.inner.truncates != truncates
+        linked = self.single(raw.topic)
+        run = lambda drop=frozenset(): norm.run(  # noqa: E731
+            batch.kinds, batch.rows, drop=drop, placeholders=fill, last_deleted=last,
+            truncates=cut, key_changes=linked,
+        )  # fmt: skip
+        result = run()
+        self.unknown += result.unknown  # refused ones too
+        if result.problems:
+            if origins is None:
+                origins = self._origins(raw, skipped, dead)
+            result = run(self._act(raw, result.problems, origins))
+        norm.commit(result)
+        self._remember(part, result)
+        if origins is None:
+            return result.out, None
+        return result.out, [origins[i] for i in result.origins]
+
+    def _origins(self, raw: RawBatch, skipped: int, dead: int) -> list[int]:
+        """The record of each row: the batch is decoded again, rarely (a batch with a
+        problem), with the inner decoder's counts put back first so it counts once."""
+        self.inner.skipped = skipped
+        del self.dead_letters[dead:]
+        return decode_with_origins(self.inner, raw)[1]
+
+    def _act(self, raw: RawBatch, problems: list[Problem], origins: list[int]) -> frozenset[int]:
+        """The table's policy for each record with a problem; the rows to leave out."""
+        bad: dict[int, Problem] = {}
+        for problem in problems:
+            bad.setdefault(origins[problem.row], problem)
+        for record, problem in bad.items():
+            if self.on_error == "fail":
+                raise FormatError(
+                    problem.reason,
+                    topic=raw.topic,
+                    partition=raw.partition,
+                    offset=raw.offsets[record],
+                    payload=raw.values[record],
+                    hint=problem.hint,
+                )
+            if self.on_error == "dead-letter":
+                self.dead_letters.append(
+                    (raw.topic, raw.partition, raw.offsets[record], raw.values[record],
+                     problem.reason)
+                )  # fmt: skip
+            else:
+                self.inner.skipped += 1
+        return frozenset(i for i, record in enumerate(origins) if record in bad)
+
+    def _last_deleted(self, part: tuple[str, int]) -> tuple | None:
+        if not self.single(part[0]):
+            return None
+        if part not in self._deleted:
+            row = self.deleted.get(part)
+            self._deleted[part] = None if row is None else tuple(row)
+        return self._deleted[part]
+
+    def _remember(self, part: tuple[str, int], result: Result) -> None:
+        row = result.last_deleted
+        if row == self._deleted.get(part):
+            return
+        self._deleted[part] = row
+        if row is None:
+            self.deleted.delete(part)
+        else:
+            self.deleted.put(part, row)
+
+
+def install(source, scan, backend, mode: str, fresh: bool) -> NormalizingDecoder:
+    """Wraps the value decoder of ``scan``'s source (a Kafka or filesystem source)."""
+    layout = source.layout
+    spec = layout.value_spec
+    attr = "value_decoder" if hasattr(source, "value_decoder") else "decoder"
+    inner = getattr(source, attr)
+    names = [n for n, _ in spec.physical]
+    missing = [k for k in scan.primary_key if k not in names]
+    if missing or not RETRACTIONS & inner.changelog_mode:
+        raise ConnectorError(
+            f"table '{source.opts.table}': before-images from state need the primary key "
+            f"columns in the message value ({', '.join(missing)} are not); set "
+            f"'{layout.value_format}.before-image' = 'message'"
+        )
+    key_at = [names.index(k) for k in scan.primary_key]
+    row_types = [t for _, t in spec.physical] + [t for _, t in spec.metadata]
+    name = f"source{scan.node_id}:ChangelogNormalize"
+    mirror = opened_mirror(backend, f"{scan.node_id}:Mirror:{scan.table}")
+    store: TableStore | MirrorStore
+    if mirror is not None and not layout.needs_origin:  # mirror rows are the value rows
+        store = MirrorStore(mirror)
+    else:
+        store = TableStore(backend, f"{name}:last", [row_types[i] for i in key_at], row_types)
+    refuse = mode == "policy" and _complete(backend, name, fresh, source)
+    if mode == "policy" and not refuse:
+        print(
+            f"deltaflow: table '{source.opts.table}': updates and deletes of primary keys never "
+            "seen are counted, not refused: the job did not read the topic from its beginning "
+            "('earliest-offset' at its first start), so it may not have seen every row",
+            file=sys.stderr,
+        )
+    placeholder = spec.options.get("unavailable-value-placeholder", PLACEHOLDER)
+    normalizer = Normalizer(store, key_at, placeholder, refuse_unknown=refuse)
+    inner.accept_partial_images()
+    policy = spec.on_error if refuse else "normalized"
+    deleted = backend.table(f"{name}:deleted")
+    bounds = getattr(source, "bounds", None)  # a Kafka source's partitions (files: one)
+    single = None if bounds is None else (lambda topic: [t for t, _ in bounds].count(topic) <= 1)
+    wrapper = NormalizingDecoder(inner, normalizer, spec.on_error, deleted, policy, single)
+    setattr(source, attr, wrapper)
+    return wrapper
+
+
+def _complete(backend, name: str, fresh: bool, source) -> bool:
+    """Whether the stored rows followed the topic from its beginning (key_presence)."""
+    flags = backend.table(COMPLETE_TABLE, TypedValues(bool))
+    start = getattr(source, "start_mode", None)  # files are read from their beginning
+    if fresh and (start is None or start.kind == "earliest-offset"):
+        flags.put((name,), True)
+        return True
+    return bool(flags.get((name,)))

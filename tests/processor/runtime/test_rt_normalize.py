@@ -1,0 +1,149 @@
+"""Before-images from state (processor/runtime/normalize.py), as changelogs written as data.
+
+Inputs are what a Debezium decoder hands on when before-images come from state: +I for a
+create, a lone +U for an update without a before-image (REPLICA IDENTITY DEFAULT), a -U/+U
+pair for one with it, -D with the message's (maybe partial) before-image, and -D of
+TRUNCATED for a truncate. Expected outputs follow the changelog rules: every -U/-D is a row
+the output added before, and applying the output gives the table the changes describe.
+"""
+
+from __future__ import annotations
+
+from rt_helpers import lines, parse_changelog, show, types
+
+from deltaflow.formats.changelog import DELETE, TRUNCATED, Batch, apply_changelog
+from deltaflow.processor.runtime.normalize import Normalizer
+from deltaflow.processor.runtime.normalize_source import TableStore
+
+T = types("INT", "STRING", "INT")
+P = "__debezium_unavailable_value"
+
+
+def _normalizer(backend, refuse: bool = False) -> Normalizer:
+    store = TableStore(backend, "n:last", [T[0]], T)
+    return Normalizer(store, [0], refuse_unknown=refuse)
+
+
+def _run(norm: Normalizer, text: str, last=None):
+    batch = parse_changelog(text, T)
+    result = norm.run(batch.kinds, batch.rows, last_deleted=last)
+    norm.commit(result)
+    return result
+
+
+def test_updates_without_before_image_and_partial_deletes(backend):
+    norm = _normalizer(backend)
+    result = _run(norm, "+I[1, a, 10]\n+I[2, b, 5]\n+U[1, c, 20]\n-D[2, null, 0]\n+U[1, d, 30]")
+    assert show(result.out, T) == lines(
+        """
+        +I[1, a, 10]
+        +I[2, b, 5]
+        -U[1, a, 10]
+        +U[1, c, 20]
+        -D[2, b, 5]
+        -U[1, c, 20]
+        +U[1, d, 30]
+    """.replace("        ", "")
+    )
+    # the next batch reads the stored rows (written back to LMDB)
+    result = _run(norm, "-D[1, null, 0]")
+    assert show(result.out, T) == ["-D[1, d, 30]"]
+    assert result.unknown == 0
+
+
+def test_message_before_image_is_never_emitted(backend):
+    """A -U/+U pair counts by its +U: the -U comes from state even when the message's
+    before-image disagrees with it."""
+    norm = _normalizer(backend)
+    _run(norm, "+I[1, a, 10]")
+    result = _run(norm, "-U[1, wrong, 0]\n+U[1, b, 11]")
+    assert show(result.out, T) == ["-U[1, a, 10]", "+U[1, b, 11]"]
+
+
+def test_create_of_a_stored_key_is_an_update_and_a_repeat_is_dropped(backend):
+    norm = _normalizer(backend)
+    result = _run(norm, "+I[1, a, 10]\n+I[1, a, 10]\n+I[1, b, 10]")
+    assert show(result.out, T) == ["+I[1, a, 10]", "-U[1, a, 10]", "+U[1, b, 10]"]
+
+
+def test_update_moving_the_key_deletes_the_old_key(backend):
+    norm = _normalizer(backend)
+    result = _run(norm, "+I[1, a, 10]\n-U[1, a, 10]\n+U[7, a, 10]")
+    assert show(result.out, T) == ["+I[1, a, 10]", "-D[1, a, 10]", "+I[7, a, 10]"]
+    assert apply_changelog(result.out.kinds, result.out.rows) == [(7, "a", 10)]
+
+
+def test_placeholder_takes_the_stored_value(backend):
+    norm = _normalizer(backend)
+    _run(norm, "+I[1, long text, 10]")
+    result = _run(norm, f"+U[1, {P}, 11]")
+    assert show(result.out, T) == ["-U[1, long text, 10]", "+U[1, long text, 11]"]
+    assert not result.problems
+    # the stored row holds the value, not the placeholder
+    assert _run(norm, "-D[1, null, 0]").out.rows == [(1, "long text", 11)]
+
+
+def test_primary_key_change_fills_the_create_from_the_deleted_row(backend):
+    """Debezium sends a primary-key change as a delete of the old key and a create of the
+    new one, whose untouched TOASTed columns are placeholders; also across batches."""
+    norm = _normalizer(backend)
+    _run(norm, "+I[1, long text, 10]")
+    deleted = _run(norm, "-D[1, null, 0]")
+    assert deleted.last_deleted == (1, "long text", 10)
+    result = _run(norm, f"+I[2, {P}, 10]", last=deleted.last_deleted)
+    assert show(result.out, T) == ["+I[2, long text, 10]"]
+    assert result.last_deleted is None
+
+
+def test_placeholder_with_nothing_to_take_it_from_is_a_problem(backend):
+    norm = _normalizer(backend)
+    batch = parse_changelog(f"+I[5, x, 1]\n+I[3, {P}, 1]\n+I[4, y, 2]", T)
+    result = norm.run(batch.kinds, batch.rows)
+    assert [p.row for p in result.problems] == [1]
+    assert "holds no earlier row" in result.problems[0].reason
+    again = norm.run(batch.kinds, batch.rows, drop=frozenset({1}))
+    assert not again.problems
+    assert show(again.out, T) == ["+I[5, x, 1]", "+I[4, y, 2]"]
+    assert all(P not in row for row in again.out.rows)
+
+
+def test_truncate_retracts_every_row_then_rows_come_back(backend):
+    norm = _normalizer(backend)
+    _run(norm, "+I[1, a, 10]\n+I[2, b, 20]\n+I[3, c, 30]\n-D[3, null, 0]")
+    batch = parse_changelog("+I[4, d, 40]\n+U[1, e, 11]", T)
+    batch.append(DELETE, TRUNCATED)
+    batch.extend(parse_changelog("+I[2, again, 21]", T))
+    result = norm.run(batch.kinds, batch.rows)
+    norm.commit(result)
+    out = show(result.out, T)
+    assert out[:3] == ["+I[4, d, 40]", "-U[1, a, 10]", "+U[1, e, 11]"]
+    assert sorted(out[3:6]) == ["-D[1, e, 11]", "-D[2, b, 20]", "-D[4, d, 40]"]
+    assert out[6:] == ["+I[2, again, 21]"]
+    assert norm.store.all_rows() == [(2, "again", 21)]
+
+
+def test_changes_of_unknown_keys_are_counted_or_refused(backend):
+    norm = _normalizer(backend)
+    result = _run(norm, "+U[8, a, 1]\n-D[9, null, 0]")
+    assert show(result.out, T) == ["+I[8, a, 1]"]  # the row exists now: an upsert
+    assert result.unknown == 2
+    refusing = Normalizer(norm.store, [0], refuse_unknown=True)
+    batch = parse_changelog("-D[9, null, 0]\n+U[10, b, 1]\n-D[8, null, 0]", T)
+    result = refusing.run(batch.kinds, batch.rows)
+    assert [p.row for p in result.problems] == [0, 1]
+    assert show(result.out, T) == ["-D[8, a, 1]"]
+
+
+def test_output_applies_to_the_table_the_changes_describe(backend):
+    """A longer history in small batches: the output's table is the last row per key."""
+    norm = _normalizer(backend)
+    steps = [
+        "+I[1, a, 1]\n+I[2, b, 2]",
+        "+U[1, a2, 1]\n-D[2, null, 0]\n+I[2, b2, 3]",
+        "-U[2, b2, 3]\n+U[5, b2, 3]\n+I[1, a2, 1]",
+        f"+U[5, {P}, 4]\n-D[1, null, 0]",
+    ]
+    out = Batch()
+    for step in steps:
+        out.extend(_run(norm, step).out)
+    assert apply_changelog(out.kinds, out.rows) == [(5, "b2", 4)]
