@@ -44,9 +44,9 @@ def dbz_topics(dbz_capture: Path, broker) -> dict[str, dict[str, str]]:
     ensure_topics(broker, [name for names in topics.values() for name in names.values()])
     producer = Producer({"bootstrap.servers": broker, "linger.ms": 5})
     for combo, names in topics.items():
-        mode = combo.split("-")[0]
+        identity, mode = COMBOS[combo]
         for table, name in names.items():
-            path = dbz_capture / combo / f"{wl.topic(mode, table)}.jsonl"
+            path = dbz_capture / combo / f"{wl.topic(identity, mode, table)}.jsonl"
             for line in path.read_text().splitlines():
                 record = json.loads(line)
                 producer.produce(name, key=_bytes(record["key"]), value=_bytes(record["value"]))

@@ -5,22 +5,24 @@ Run as a program (its own process, so the JVM stays out of the test process)::
 
     python dbz_capture.py SPEC.json
 
-``SPEC.json`` gives the database (``host``, ``port``, ``dbname``), the folder ``out``, the
-marker topic's name after the prefix, whose first record ends the capture and ``modes``: the ``decimal.handling.mode`` values to
-capture with, one engine each (their own slot and publication), all in one JVM. Each
-engine uses the PostgreSQL connector's defaults but for what it needs to connect, its
-slot, publication and offsets, and ``skipped.operations = none`` (the default, ``t``,
-drops TRUNCATE, which no consumer could then apply). The engine hands over Kafka Connect
-``SourceRecord``s; each is converted as a Connect worker does, with Kafka Connect's own
-``org.apache.kafka.connect.json.JsonConverter`` for key and value, once with
-``schemas.enable = true`` (Connect's default) and once with ``false``. A tombstone (null
-value) stays null. The records of mode M go to ``out/M-schemas/<topic>.jsonl`` and
-``out/M-noschemas/<topic>.jsonl``, one ``{"key": text|null, "value": text|null}`` a line
-in the engine's order.
+``SPEC.json`` gives the server (``host``, ``port``), the folder ``out``, the marker
+topic's name after the prefix, whose first record ends an engine's capture, and
+``engines``: one per database and ``decimal.handling.mode``, each with ``folder`` (its
+name in ``out``), ``dbname``, ``prefix`` (its ``topic.prefix``: one each, as Debezium
+names its metrics by prefix) and ``mode``; all run in one JVM, each with its own slot
+and publication. Each engine uses the PostgreSQL connector's defaults but for what it
+needs to connect, its slot, publication and offsets, and ``skipped.operations = none``
+(the default, ``t``, drops TRUNCATE, which no consumer could then apply). The engine
+hands over Kafka Connect ``SourceRecord``s; each is converted as a Connect worker does,
+with Kafka Connect's own ``org.apache.kafka.connect.json.JsonConverter`` for key and
+value, once with ``schemas.enable = true`` (Connect's default) and once with ``false``.
+A tombstone (null value) stays null. The records of an engine go to
+``out/<folder>-schemas/<topic>.jsonl`` and ``out/<folder>-noschemas/<topic>.jsonl``, one
+``{"key": text|null, "value": text|null}`` a line in the engine's order.
 
-The program writes ``out/M.ready`` when the engine's snapshot has ended (its record with
-``source.snapshot = last``), and stops once each engine has delivered a record of the
-marker topic, or after ``timeout`` seconds with an error.
+The program writes ``out/<folder>.ready`` when the engine's snapshot has ended (its
+record with ``source.snapshot = last``), and stops once each engine has delivered a
+record of its marker topic, or after ``timeout`` seconds with an error.
 """
 
 from __future__ import annotations
@@ -36,23 +38,24 @@ LOG_CONFIG = Path(__file__).resolve().parent / "dbz_log4j2.properties"
 CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 
 
-def engine_properties(spec: dict, mode: str, work: Path) -> dict[str, str]:
+def engine_properties(spec: dict, engine: dict, work: Path) -> dict[str, str]:
+    name, mode = engine["folder"].replace("-", "_"), engine["mode"]
     return {
-        "name": f"deltaflow-capture-{mode}",
+        "name": f"deltaflow-capture-{name}",
         "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
         "database.hostname": spec["host"],
         "database.port": str(spec["port"]),
         "database.user": "postgres",
         "database.password": "postgres",
-        "database.dbname": spec["dbname"],
-        "topic.prefix": f"{spec['prefix']}_{mode}",  # one prefix each: metrics are per prefix
+        "database.dbname": engine["dbname"],
+        "topic.prefix": engine["prefix"],
         "plugin.name": "pgoutput",
-        "slot.name": f"deltaflow_{mode}",
-        "publication.name": f"deltaflow_{mode}",
+        "slot.name": f"deltaflow_{name}",
+        "publication.name": f"deltaflow_{name}",
         "decimal.handling.mode": mode,
         "skipped.operations": "none",
         "offset.storage": "org.apache.kafka.connect.storage.FileOffsetBackingStore",
-        "offset.storage.file.filename": str(work / f"offsets-{mode}.dat"),
+        "offset.storage.file.filename": str(work / f"offsets-{name}.dat"),
         "offset.flush.interval.ms": "0",
     }
 
@@ -60,10 +63,10 @@ def engine_properties(spec: dict, mode: str, work: Path) -> dict[str, str]:
 class Capture:
     """The records of one engine, converted with each converter setting as they arrive."""
 
-    def __init__(self, out: Path, mode: str, marker_topic: str) -> None:
+    def __init__(self, out: Path, folder: str, marker_topic: str) -> None:
         import jpype
 
-        self.out, self.mode, self.marker_topic = out, mode, marker_topic
+        self.out, self.folder, self.marker_topic = out, folder, marker_topic
         self.ready = threading.Event()
         self.done = threading.Event()
         self.lines: dict[str, dict[str, list[str]]] = {"schemas": {}, "noschemas": {}}
@@ -94,14 +97,14 @@ class Capture:
         if value is not None and record.valueSchema().field("source") is not None:
             source = value.getStruct("source")
             if source is not None and str(source.get("snapshot")) == "last":
-                (self.out / f"{self.mode}.ready").write_text("snapshot done\n")
+                (self.out / f"{self.folder}.ready").write_text("snapshot done\n")
                 self.ready.set()
         if topic.endswith(self.marker_topic):
             self.done.set()
 
     def write(self) -> None:
         for name, topics in self.lines.items():
-            folder = self.out / f"{self.mode}-{name}"
+            folder = self.out / f"{self.folder}-{name}"
             folder.mkdir(parents=True, exist_ok=True)
             for topic, lines in topics.items():
                 (folder / f"{topic}.jsonl").write_text("".join(ln + "\n" for ln in lines))
@@ -127,10 +130,11 @@ def main(spec_path: str) -> int:
             self.capture.handleJsonBatch(records)
 
     captures, engines, threads = [], [], []
-    for mode in spec["modes"]:
-        capture = Capture(out, mode, spec["marker_topic"])
-        engine = DebeziumEngine(engine_properties(spec, mode, work), Handler(capture), "connect")
-        thread = threading.Thread(target=engine.run, name=f"dbz-{mode}", daemon=True)
+    for config in spec["engines"]:
+        capture = Capture(out, config["folder"], spec["marker_topic"])
+        properties = engine_properties(spec, config, work)
+        engine = DebeziumEngine(properties, Handler(capture), "connect")
+        thread = threading.Thread(target=engine.run, name=config["folder"], daemon=True)
         thread.start()
         captures.append(capture)
         engines.append(engine)
@@ -140,10 +144,10 @@ def main(spec_path: str) -> int:
         for capture, thread in zip(captures, threads, strict=True):
             while not capture.done.wait(0.2):
                 if not thread.is_alive():
-                    print(f"engine {capture.mode} stopped before the marker", file=sys.stderr)
+                    print(f"engine {capture.folder} stopped before the marker", file=sys.stderr)
                     return 2
                 if time.monotonic() > deadline:
-                    print(f"engine {capture.mode}: no marker in time", file=sys.stderr)
+                    print(f"engine {capture.folder}: no marker in time", file=sys.stderr)
                     return 3
     finally:
         for engine in engines:

@@ -56,7 +56,7 @@ def census_topic(records: list, decimals: set[str]) -> Counter:
         before, after = message.get("before"), message.get("after")
         if op == "u" and before is None:
             counts["update, before null"] += 1
-        if op == "d" and before != last.get(key):
+        if op == "d" and _differs(before or {}, last.get(key) or {}):
             counts["delete, partial before"] += 1
         for image in (before, after):
             for name, field in (image or {}).items():
@@ -69,6 +69,12 @@ def census_topic(records: list, decimals: set[str]) -> Counter:
         if op == "t":
             last.clear()
     return +counts
+
+
+def _differs(image: dict, row: dict) -> bool:
+    """Whether a before-image is not the row (a column added since the row was last
+    written is null in the row)."""
+    return any(image.get(name) != row.get(name) for name in image.keys() | row.keys())
 
 
 def _plain(text: str) -> bool:
@@ -91,8 +97,8 @@ def census(folder: Path, schemas_folder: Path) -> dict[str, Counter]:
 def markdown(capture: Path) -> str:
     lines = []
     for combo in sorted(p.name for p in capture.iterdir() if p.is_dir() and "schemas" in p.name):
-        mode = combo.split("-")[0]
-        counts = census(capture / combo, capture / f"{mode}-schemas")
+        engine = combo.rsplit("-", 1)[0]
+        counts = census(capture / combo, capture / f"{engine}-schemas")
         lines.append(f"\n### {combo}\n")
         kinds = sorted({k for c in counts.values() for k in c})
         lines.append("| topic | " + " | ".join(kinds) + " |")

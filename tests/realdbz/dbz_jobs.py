@@ -40,18 +40,32 @@ DELTA_AGG = "SET 'table.optimizer.delta-agg.strategy' = 'FORCE';"
 @dataclass(frozen=True)
 class Variant:
     name: str
-    combo: str  # the capture folder: <decimal mode>-<schemas|noschemas>
+    combo: str  # the capture folder ([full-]<decimal mode>-<schemas|noschemas>)
     options: str  # extra format options of every source
+    dbname: str  # the PostgreSQL database the capture is of
 
 
-VARIANTS = [
-    Variant("precise-schemas-include", "precise-schemas", "'debezium-json.schema-include' = 'true'"),
-    Variant("precise-schemas-plain", "precise-schemas", ""),
-    Variant("precise-noschemas", "precise-noschemas", BASE64_DECIMALS),
-    Variant("string-schemas-include", "string-schemas", "'debezium-json.schema-include' = 'true'"),
-    Variant("string-schemas-plain", "string-schemas", ""),
-    Variant("string-noschemas", "string-noschemas", ""),
+_INCLUDE = "'debezium-json.schema-include' = 'true'"
+_DECLARATIONS = [  # (name, converter, options) per decimal mode
+    ("schemas-include", "schemas", _INCLUDE),
+    ("schemas-plain", "schemas", ""),
+    ("noschemas", "noschemas", None),  # None: the decimals option of the mode
 ]
+
+
+def _variants() -> list[Variant]:
+    out = []
+    for identity, dbname in (("default", "shop"), ("full", "shop_full")):
+        for mode in ("precise", "string"):
+            engine = mode if identity == "default" else f"full-{mode}"
+            for name, conv, options in _DECLARATIONS:
+                if options is None:
+                    options = BASE64_DECIMALS if mode == "precise" else ""
+                out.append(Variant(f"{identity}-{mode}-{name}", f"{engine}-{conv}", options, dbname))
+    return out
+
+
+VARIANTS = _variants()
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,12 @@
 """The workload run against a private PostgreSQL server while real Debezium captures it.
 
-``capture(server, out)`` loads the schema and the snapshot rows, starts the capture
-program (``dbz_capture.py``, its own process and JVM) with one engine per decimal mode,
-waits until every engine has ended its snapshot, runs the streamed statements and waits
-for the capture to write its files under ``out``. ``python dbz_run.py OUT`` does the
+``capture(server, out)`` loads the schema and the snapshot rows into one database per
+REPLICA IDENTITY setting (``dbz_workload.DATABASES``), starts the capture program
+(``dbz_capture.py``, its own process and JVM) with one engine per database and decimal
+mode, waits until every engine has ended its snapshot, runs the streamed statements in
+each database and waits for the capture to write its files under ``out``: folder
+``<mode>-<schemas|noschemas>`` for the database ``shop`` (the combos of ``COMBOS``) and
+``full-<mode>-...`` for ``shop_full``. ``python dbz_run.py OUT`` does the
 same with a server of its own and also writes PostgreSQL's final tables to
 ``OUT/postgres/<table>.jsonl`` (the files other work develops against).
 """
@@ -23,28 +26,42 @@ from dbz_pg import PostgresServer
 
 HERE = Path(__file__).resolve().parent
 MODES = ("precise", "string")
-COMBOS = tuple(f"{mode}-{conv}" for mode in MODES for conv in ("schemas", "noschemas"))
+CONVERTERS = ("schemas", "noschemas")
 TIMEOUT = 240
 
 
-def capture(server: PostgresServer, out: Path, modes: tuple[str, ...] = MODES) -> Path:
-    server.execute("postgres", f"CREATE DATABASE {wl.DBNAME}")
-    for statement in [*wl.SCHEMA, *wl.SNAPSHOT]:
-        server.execute(wl.DBNAME, statement)
+def folder(identity: str, mode: str) -> str:
+    """The capture's name for the engine of ``mode`` on the database of ``identity``."""
+    return mode if identity == "default" else f"{identity}-{mode}"
+
+
+# combo (a folder of the capture) -> (identity, decimal mode)
+COMBOS = {f"{folder(i, m)}-{c}": (i, m) for i in wl.DATABASES for m in MODES for c in CONVERTERS}
+
+
+def capture(server: PostgresServer, out: Path) -> Path:
+    engines = []
+    for identity, dbname in wl.DATABASES.items():
+        server.execute("postgres", f"CREATE DATABASE {dbname}")
+        for statement in [*wl.schema(identity), *wl.SNAPSHOT]:
+            server.execute(dbname, statement)
+        engines += [{"folder": folder(identity, mode), "dbname": dbname, "mode": mode,
+                     "prefix": f"{wl.PREFIXES[identity]}_{mode}"} for mode in MODES]  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="deltaflow-dbz-"))
-    spec = {"host": "127.0.0.1", "port": server.port, "dbname": wl.DBNAME, "prefix": wl.PREFIX,
-            "out": str(out), "work": str(work), "modes": list(modes),
-            "marker_topic": wl.MARKER_TOPIC, "timeout": TIMEOUT}  # fmt: skip
+    spec = {"host": "127.0.0.1", "port": server.port, "out": str(out), "work": str(work),
+            "engines": engines, "marker_topic": wl.MARKER_TOPIC, "timeout": TIMEOUT}  # fmt: skip
     (work / "spec.json").write_text(json.dumps(spec))
     log = open(work / "capture.log", "w+")  # noqa: SIM115 (read back on failure)
     cmd = [sys.executable, str(HERE / "dbz_capture.py"), str(work / "spec.json")]
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=work,
                             env={**os.environ, "PYTHONPATH": str(HERE)})  # fmt: skip
     try:
-        _wait(proc, log, lambda: all((out / f"{m}.ready").exists() for m in modes), "snapshot")
+        ready = [out / f"{e['folder']}.ready" for e in engines]
+        _wait(proc, log, lambda: all(path.exists() for path in ready), "snapshot")
         for statement in wl.STREAM:
-            server.execute(wl.DBNAME, statement)
+            for dbname in wl.DATABASES.values():
+                server.execute(dbname, statement)
         _wait(proc, log, lambda: proc.poll() is not None, "end of the stream")
         if proc.returncode != 0:
             raise RuntimeError(f"the Debezium capture failed:\n{_tail(log)}")
@@ -72,10 +89,10 @@ def _tail(log) -> str:
     return log.read()[-6000:]
 
 
-def final_tables(server: PostgresServer) -> dict[str, list[dict]]:
+def final_tables(server: PostgresServer, dbname: str) -> dict[str, list[dict]]:
     """Each captured table as PostgreSQL has it at the end, ordered by its key."""
     tables = {}
-    with server.connect(wl.DBNAME) as conn:
+    with server.connect(dbname) as conn:
         for table in wl.TABLES:
             cur = conn.execute(f"SELECT * FROM {table} ORDER BY 1")
             names = [d.name for d in cur.description]
@@ -90,14 +107,16 @@ def main(out: str) -> None:
         started = time.monotonic()
         capture(server, target)
         print(f"captured in {time.monotonic() - started:.1f} s")
-        parts = [("schema", wl.SCHEMA), ("snapshot", wl.SNAPSHOT), ("stream", wl.STREAM)]
+        parts = [("schema (shop_full also makes customers and orders FULL)", wl.SCHEMA), ("snapshot", wl.SNAPSHOT), ("stream", wl.STREAM)]
         script = "".join(f"-- {name}\n" + "".join(f"{s};\n" for s in part) for name, part in parts)
         (target / "workload.sql").write_text(script)
-        (target / "postgres").mkdir(exist_ok=True)
-        for table, rows in final_tables(server).items():
-            lines = [json.dumps({k: None if v is None else str(v) for k, v in r.items()})
-                     for r in rows]  # fmt: skip
-            (target / "postgres" / f"{table}.jsonl").write_text("".join(f"{ln}\n" for ln in lines))
+        for identity, dbname in wl.DATABASES.items():
+            final = target / ("postgres" if identity == "default" else f"postgres-{identity}")
+            final.mkdir(exist_ok=True)
+            for table, rows in final_tables(server, dbname).items():
+                lines = [json.dumps({k: None if v is None else str(v) for k, v in r.items()})
+                         for r in rows]  # fmt: skip
+                (final / f"{table}.jsonl").write_text("".join(f"{ln}\n" for ln in lines))
     finally:
         server.stop()
 

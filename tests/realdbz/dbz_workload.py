@@ -20,15 +20,23 @@ from __future__ import annotations
 
 import random
 
-DBNAME = "shop"
-PREFIX = "dbz"
 TABLES = ("customers", "products", "orders", "payments")
 MARKER_TOPIC = ".public.marker"
+# The workload runs in two databases: ``shop`` as described above (mixed identities) and
+# ``shop_full``, where customers and orders are REPLICA IDENTITY FULL too.
+DATABASES = {"default": "shop", "full": "shop_full"}
+PREFIXES = {"default": "dbz", "full": "dbzfull"}
 
 
-def topic(mode: str, table: str) -> str:
-    """Debezium's topic of ``table`` for the engine of decimal mode ``mode``."""
-    return f"{PREFIX}_{mode}.public.{table}"
+def topic(identity: str, mode: str, table: str) -> str:
+    """Debezium's topic of ``table`` in the database of ``identity`` for the engine of
+    decimal mode ``mode`` (each engine has its own topic prefix)."""
+    return f"{PREFIXES[identity]}_{mode}.public.{table}"
+
+
+def schema(identity: str) -> list[str]:
+    full = ["ALTER TABLE customers REPLICA IDENTITY FULL", "ALTER TABLE orders REPLICA IDENTITY FULL"]
+    return SCHEMA + (full if identity == "full" else [])
 
 
 def _text(seed: int) -> str:

@@ -25,7 +25,8 @@ CASES = [(v, j) for v in jobs.VARIANTS for j in jobs.JOBS]
 
 @pytest.fixture(scope="session")
 def expected(postgres) -> dict[str, list[tuple]]:
-    """Each job's PostgreSQL rows on the final state (after the capture ended)."""
+    """Each job's PostgreSQL rows on the final state (after the capture ended), by
+    database and job."""
     return {}
 
 
@@ -40,11 +41,12 @@ def run_job(case, variant, broker, topics, new_topic, tmp_path) -> list:
 @pytest.mark.parametrize(("variant", "case"), CASES, ids=[f"{v.name}-{j.name}" for v, j in CASES])
 def test_job_equals_postgres(variant, case, postgres, dbz_topics, expected, broker, new_topic,
                              tmp_path) -> None:  # fmt: skip
-    if case.name not in expected:
-        expected[case.name] = postgres.query("shop", case.postgres)
+    where = (variant.dbname, case.name)
+    if where not in expected:
+        expected[where] = postgres.query(variant.dbname, case.postgres)
     records = run_job(case, variant, broker, dbz_topics, new_topic, tmp_path)
     assert cmp.placeholders(records) == 0, "Debezium's TOAST placeholder reached the sink"
     fold = cmp.upsert_table if case.key else cmp.retract_table
     ours = fold(records, case.columns)
-    theirs = cmp.expected_table(expected[case.name], case.columns)
+    theirs = cmp.expected_table(expected[where], case.columns)
     assert ours == theirs, cmp.difference(ours, theirs)
