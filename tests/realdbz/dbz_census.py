@@ -5,7 +5,9 @@ counts, per table: each ``op`` value, tombstones, updates whose ``before`` is nu
 deletes whose before-image is not the row the table last had for that key (under
 REPLICA IDENTITY DEFAULT only the key is real), Debezium's placeholder for an unavailable
 TOAST value, and decimals sent as base64 bytes (and of those, how many also read as a
-number). ``python dbz_census.py CAPTURE`` prints it as a Markdown table.
+number), and the headers Debezium sets on the records of a primary-key change
+(``__debezium.newkey`` on the delete and its tombstone, ``__debezium.oldkey`` on the
+create). ``python dbz_census.py CAPTURE`` prints it as a Markdown table.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ DECIMAL = "org.apache.kafka.connect.data.Decimal"
 NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
-def read(path: Path) -> list[tuple[str | None, str | None]]:
+def read(path: Path) -> list[tuple[str | None, str | None, list]]:
     lines = [json.loads(ln) for ln in path.read_text().splitlines() if ln]
-    return [(ln["key"], ln["value"]) for ln in lines]
+    return [(ln["key"], ln["value"], ln.get("headers", [])) for ln in lines]
 
 
 def payload(text: str | None) -> dict | None:
@@ -46,7 +48,10 @@ def decimal_fields(text: str) -> set[str]:
 def census_topic(records: list, decimals: set[str]) -> Counter:
     counts: Counter = Counter()
     last: dict[str, dict] = {}
-    for key, value in records:
+    for key, value, headers in records:
+        names = {name for name, _ in headers}
+        counts["header __debezium.oldkey"] += "__debezium.oldkey" in names
+        counts["header __debezium.newkey"] += "__debezium.newkey" in names
         message = payload(value)
         if message is None:
             counts["tombstone"] += 1
@@ -88,7 +93,7 @@ def census(folder: Path, schemas_folder: Path) -> dict[str, Counter]:
     out = {}
     for path in sorted(folder.glob("*.jsonl")):
         schemas = read(schemas_folder / path.name)
-        first = next((v for _, v in schemas if v is not None and '"before"' in v), None)
+        first = next((v for _, v, _ in schemas if v is not None and '"before"' in v), None)
         decimals = decimal_fields(first) if first else set()
         out[path.stem] = census_topic(read(path), decimals)
     return out
