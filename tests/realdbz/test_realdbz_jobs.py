@@ -12,11 +12,14 @@ TOAST placeholder.
 
 from __future__ import annotations
 
+import re
+
 import dbz_compare as cmp
 import dbz_jobs as jobs
 import pytest
 
 from deltaflow.connectors.broker import ensure_topics
+from deltaflow.formats.errors import DeltaflowError
 from deltaflow.processor.job import Job, JobOptions
 from deltaflow.processor.planner.api import plan_job
 
@@ -50,3 +53,17 @@ def test_job_equals_postgres(variant, case, postgres, dbz_topics, expected, brok
     ours = fold(records, case.columns)
     theirs = cmp.expected_table(expected[where], case.columns)
     assert ours == theirs, cmp.difference(ours, theirs)
+
+
+def test_base64_decimals_read_as_strings_stop_with_an_error_naming_the_option(
+    dbz_topics, broker, new_topic, tmp_path
+) -> None:
+    """Debezium's default decimals (precise) without the schema envelope are base64 bytes.
+    Declared without the option that says so, the job must not guess per value (-2704.67
+    is sent as "+999"): it stops at the first value that is no decimal string, naming the
+    option."""
+    case = next(j for j in jobs.JOBS if j.name == "orders_upsert")
+    variant = jobs.Variant("full-precise-undeclared", "full-precise-noschemas", "", "shop_full")
+    option = jobs.BASE64_DECIMALS.split("=")[0].strip()
+    with pytest.raises(DeltaflowError, match=re.escape(option)):
+        run_job(case, variant, broker, dbz_topics, new_topic, tmp_path)
