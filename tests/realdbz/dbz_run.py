@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -62,14 +63,20 @@ def capture(server: PostgresServer, out: Path) -> Path:
         for statement in wl.STREAM:
             for dbname in wl.DATABASES.values():
                 server.execute(dbname, statement)
-        _wait(proc, log, lambda: proc.poll() is not None, "end of the stream")
-        if proc.returncode != 0:
+        written = out / "capture.done"
+        _wait(proc, log, lambda: written.exists() or proc.poll() is not None, "end of the stream")
+        if not written.exists():
             raise RuntimeError(f"the Debezium capture failed:\n{_tail(log)}")
+        try:  # the files are complete; the JVM's shutdown gets a while, then is ended
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            pass
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
         log.close()
+        shutil.rmtree(work, ignore_errors=True)
     return out
 
 
