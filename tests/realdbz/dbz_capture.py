@@ -110,7 +110,9 @@ class Capture:
         """The record's Connect headers as a worker writes them (``header.converter``)."""
         topic, out = record.topic(), []
         for header in record.headers():
-            data = self.headers.fromConnectHeader(topic, header.key(), header.schema(), header.value())
+            data = self.headers.fromConnectHeader(
+                topic, header.key(), header.schema(), header.value()
+            )
             out.append([str(header.key()), _text(data)])
         return out
 

@@ -61,7 +61,9 @@ def _variants() -> list[Variant]:
             for name, conv, options in _DECLARATIONS:
                 if options is None:
                     options = BASE64_DECIMALS if mode == "precise" else ""
-                out.append(Variant(f"{identity}-{mode}-{name}", f"{engine}-{conv}", options, dbname))
+                out.append(
+                    Variant(f"{identity}-{mode}-{name}", f"{engine}-{conv}", options, dbname)
+                )
     return out
 
 
@@ -94,12 +96,16 @@ _JOIN_AGG = [("city", "str"), ("cnt", "int"), ("total", "dec"), ("most", "int")]
 _JOIN_AGG_SQL = """c.city, COUNT(*), SUM(o.amount), MAX(o.qty) FROM orders o
     JOIN customers c ON o.customer_id = c.id GROUP BY c.city"""
 _JOIN2 = [("id", "int"), ("name", "str"), ("city", "str"), ("amount", "dec"), ("vip", "bool")]
-_JOIN2_SQL = "o.id, c.name, c.city, o.amount, c.vip FROM orders o JOIN customers c ON o.customer_id = c.id"
+_JOIN2_SQL = (
+    "o.id, c.name, c.city, o.amount, c.vip FROM orders o JOIN customers c ON o.customer_id = c.id"
+)
 _JOIN3 = [("id", "int"), ("name", "str"), ("title", "str"), ("price", "dec"), ("qty", "int")]
 _JOIN3_SQL = """o.id, c.name, p.title, p.price, o.qty FROM orders o
     JOIN customers c ON o.customer_id = c.id JOIN products p ON o.sku = p.sku"""
 _LEFT = [("cid", "int"), ("name", "str"), ("oid", "int"), ("amount", "dec")]
-_LEFT_SQL = "c.id, c.name, o.id, o.amount FROM customers c LEFT JOIN orders o ON o.customer_id = c.id"
+_LEFT_SQL = (
+    "c.id, c.name, o.id, o.amount FROM customers c LEFT JOIN orders o ON o.customer_id = c.id"
+)
 _PRODUCTS = [("active", "bool"), ("cnt", "int"), ("total", "dec"), ("low", "dec"), ("high", "dec")]
 _PRODUCTS_SQL = "active, COUNT(*), SUM(price), MIN(price), MAX(price) FROM products GROUP BY active"
 _PAYMENTS = [("method", "str"), ("cnt", "int"), ("total", "dec")]
@@ -117,12 +123,20 @@ def _case(name, select, columns, key, postgres=None, settings="") -> JobCase:
 
 
 BASE = [
-    _case("customers_upsert", "id, name, city, vip, joined, note FROM customers WHERE id <> 6",
-          _CUSTOMERS, ["id"]),  # fmt: skip
+    _case(
+        "customers_upsert",
+        "id, name, city, vip, joined, note FROM customers WHERE id <> 6",
+        _CUSTOMERS,
+        ["id"],
+    ),
     _case("orders_upsert", f"{_ORDER_SELECT} FROM orders WHERE amount < 1000", _ORDER_COLS, ["id"]),
     _case("orders_retract", f"{_ORDER_SELECT} FROM orders WHERE qty > 1", _ORDER_COLS, []),
-    _case("payments_upsert", "id, order_id, amount, method FROM payments",
-          [("id", "int"), ("order_id", "int"), ("amount", "dec"), ("method", "str")], ["id"]),  # fmt: skip
+    _case(
+        "payments_upsert",
+        "id, order_id, amount, method FROM payments",
+        [("id", "int"), ("order_id", "int"), ("amount", "dec"), ("method", "str")],
+        ["id"],
+    ),
     _case("agg_orders", _AGG_FLINK, _AGG, ["customer_id"], _AGG_PG),
     _case("agg_products", _PRODUCTS_SQL, _PRODUCTS, ["active"]),
     _case("agg_payments", _PAYMENTS_SQL, _PAYMENTS, ["method"]),
@@ -130,8 +144,13 @@ BASE = [
     _case("join3", _JOIN3_SQL, _JOIN3, ["id"]),
     _case("left_join", _LEFT_SQL, _LEFT, []),
     _case("join_agg", _JOIN_AGG_SQL, _JOIN_AGG, ["city"]),
-    _case("topn", f"customer_id, id, amount FROM ({_TOPN_INNER}) WHERE rn <= 2",
-          _TOPN, ["customer_id", "id"], f"SELECT customer_id, id, amount FROM ({_TOPN_INNER}) t WHERE rn <= 2"),  # fmt: skip
+    _case(
+        "topn",
+        f"customer_id, id, amount FROM ({_TOPN_INNER}) WHERE rn <= 2",
+        _TOPN,
+        ["customer_id", "id"],
+        f"SELECT customer_id, id, amount FROM ({_TOPN_INNER}) t WHERE rn <= 2",
+    ),
 ]
 
 
@@ -168,7 +187,9 @@ def job_sql(case: JobCase, variant: Variant, bootstrap: str, topics: dict[str, s
     sink = f"'topic' = '{sink_topic}', {common}"
     if case.key:
         columns += f", PRIMARY KEY ({', '.join(case.key)}) NOT ENFORCED"
-        with_ = f"'connector' = 'upsert-kafka', {sink}, 'key.format' = 'json', 'value.format' = 'json'"
+        with_ = (
+            f"'connector' = 'upsert-kafka', {sink}, 'key.format' = 'json', 'value.format' = 'json'"
+        )
     else:
         with_ = f"'connector' = 'kafka', {sink}, 'format' = 'debezium-json'"
     parts.append(f"CREATE TABLE sink ({columns}) WITH ({with_});")

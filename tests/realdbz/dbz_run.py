@@ -28,7 +28,7 @@ from dbz_pg import PostgresServer
 HERE = Path(__file__).resolve().parent
 MODES = ("precise", "string")
 CONVERTERS = ("schemas", "noschemas")
-TIMEOUT = 240
+TIMEOUT = 180  # s, for each of: the snapshots, the end of the stream
 
 
 def folder(identity: str, mode: str) -> str:
@@ -114,7 +114,11 @@ def main(out: str) -> None:
         started = time.monotonic()
         capture(server, target)
         print(f"captured in {time.monotonic() - started:.1f} s")
-        parts = [("schema (shop_full also makes customers and orders FULL)", wl.SCHEMA), ("snapshot", wl.SNAPSHOT), ("stream", wl.STREAM)]
+        parts = [
+            ("schema (shop_full also makes customers and orders FULL)", wl.SCHEMA),
+            ("snapshot", wl.SNAPSHOT),
+            ("stream", wl.STREAM),
+        ]
         script = "".join(f"-- {name}\n" + "".join(f"{s};\n" for s in part) for name, part in parts)
         (target / "workload.sql").write_text(script)
         for identity, dbname in wl.DATABASES.items():

@@ -35,7 +35,10 @@ def topic(identity: str, mode: str, table: str) -> str:
 
 
 def schema(identity: str) -> list[str]:
-    full = ["ALTER TABLE customers REPLICA IDENTITY FULL", "ALTER TABLE orders REPLICA IDENTITY FULL"]
+    full = [
+        "ALTER TABLE customers REPLICA IDENTITY FULL",
+        "ALTER TABLE orders REPLICA IDENTITY FULL",
+    ]
     return SCHEMA + (full if identity == "full" else [])
 
 

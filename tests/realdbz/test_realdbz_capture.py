@@ -11,8 +11,12 @@ from __future__ import annotations
 import json
 
 import dbz_workload as wl
+import pytest
 from dbz_census import PLACEHOLDER, census
 from dbz_run import COMBOS
+
+# The first test of a session also waits for PostgreSQL and the Debezium capture (setup).
+pytestmark = pytest.mark.timeout(600)
 
 
 def _counts(dbz_capture, combo: str) -> dict:

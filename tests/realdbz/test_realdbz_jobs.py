@@ -23,6 +23,8 @@ from deltaflow.formats.errors import DeltaflowError
 from deltaflow.processor.job import Job, JobOptions
 from deltaflow.processor.planner.api import plan_job
 
+# The first test of a session also waits for PostgreSQL and the Debezium capture (setup).
+pytestmark = pytest.mark.timeout(600)
 CASES = [(v, j) for v in jobs.VARIANTS for j in jobs.JOBS]
 
 
