@@ -34,6 +34,9 @@ import threading
 import time
 from pathlib import Path
 
+from pydbzengine import BasePythonChangeHandler, DebeziumEngine
+from pydbzengine.engine.jvm import ensure_jvm_started
+
 HEAP = ["-Xms64m", "-Xmx512m", "-XX:TieredStopAtLevel=1"]  # after pydbzengine's -Xmx2g: these win
 LOG_CONFIG = Path(__file__).resolve().parent / "dbz_log4j2.properties"
 CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
@@ -62,8 +65,9 @@ def engine_properties(spec: dict, engine: dict, work: Path) -> dict[str, str]:
     }
 
 
-class Capture:
-    """The records of one engine, converted with each converter setting as they arrive."""
+class Capture(BasePythonChangeHandler):
+    """The records of one engine, converted with each converter setting as they arrive
+    (the engine's handler: ``handleJsonBatch`` is pydbzengine's callback)."""
 
     def __init__(self, out: Path, folder: str, marker_topic: str) -> None:
         import jpype
@@ -131,47 +135,41 @@ def _text(data) -> str | None:
 def main(spec_path: str) -> int:
     spec = json.loads(Path(spec_path).read_text())
     out, work = Path(spec["out"]), Path(spec["work"])
-    from pydbzengine import BasePythonChangeHandler, DebeziumEngine
-    from pydbzengine.engine.jvm import ensure_jvm_started
-
     ensure_jvm_started(jvm_opts=[*HEAP, f"-Dlog4j2.configurationFile={LOG_CONFIG}"])
-
-    class Handler(BasePythonChangeHandler):
-        def __init__(self, capture: Capture) -> None:
-            self.capture = capture
-
-        def handleJsonBatch(self, records) -> None:  # noqa: N802
-            self.capture.handleJsonBatch(records)
-
     captures, engines, threads = [], [], []
     for config in spec["engines"]:
         capture = Capture(out, config["folder"], spec["marker_topic"])
-        properties = engine_properties(spec, config, work)
-        engine = DebeziumEngine(properties, Handler(capture), "connect")
+        engine = DebeziumEngine(engine_properties(spec, config, work), capture, "connect")
         thread = threading.Thread(target=engine.run, name=config["folder"], daemon=True)
         thread.start()
         captures.append(capture)
         engines.append(engine)
         threads.append(thread)
-    deadline = time.monotonic() + spec["timeout"]
     try:
-        for capture, thread in zip(captures, threads, strict=True):
-            while not capture.done.wait(0.2):
-                if not thread.is_alive():
-                    print(f"engine {capture.folder} stopped before the marker", file=sys.stderr)
-                    return 2
-                if time.monotonic() > deadline:
-                    print(f"engine {capture.folder}: no marker in time", file=sys.stderr)
-                    return 3
+        failed = _await_markers(captures, threads, time.monotonic() + spec["timeout"])
     finally:
         for engine in engines:
             engine.close()
         for thread in threads:
             thread.join(30)
+    if failed:
+        print(failed, file=sys.stderr)
+        return 2
     for capture in captures:
         capture.write()
     (out / "capture.done").write_text("ok\n")
     return 0
+
+
+def _await_markers(captures: list[Capture], threads: list, deadline: float) -> str | None:
+    """None once every engine has delivered its marker, else what went wrong."""
+    for capture, thread in zip(captures, threads, strict=True):
+        while not capture.done.wait(0.2):
+            if not thread.is_alive():
+                return f"engine {capture.folder} stopped before the marker"
+            if time.monotonic() > deadline:
+                return f"engine {capture.folder}: no marker in time"
+    return None
 
 
 if __name__ == "__main__":
