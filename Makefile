@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint conformance bench clean
+.PHONY: demo test lint conformance bench clean realdbz-deps test-realdbz
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -19,8 +19,22 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 
-test: lint
+test: lint realdbz-deps
 	$(BIN)/pytest -q -p no:cacheprovider
+
+# tests/realdbz runs a private PostgreSQL 15 server and real Debezium (a JVM, Java 17+):
+# both come from Debian's packages, installed here when missing (as root, as on CI).
+PG_BIN := $(shell pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
+realdbz-deps:
+	@test -x $(PG_BIN)/initdb -a -n "$$(command -v java)" || { \
+	  test "$$(id -u)" = 0 || { echo "tests/realdbz needs PostgreSQL 15 server and Java 17:" \
+	    "apt-get install postgresql-15 openjdk-17-jre-headless" >&2; exit 1; }; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+	    postgresql-15 openjdk-17-jre-headless; }
+
+# Only the real PostgreSQL + Debezium suite (part of `make test`; about a minute and a half).
+test-realdbz: $(STAMP) realdbz-deps
+	$(BIN)/pytest -q -p no:cacheprovider tests/realdbz
 
 # Flink runs in its own venv (.venv/flink, made once) in one subprocess: PyFlink's JVM and
 # Beam's pins stay out of deltaflow's venv. Flink results are cached by content, so an
