@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 from deltaflow.formats.errors import DeltaflowError
 
@@ -22,7 +23,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a Flink SQL job file until stopped or its input ends")
     run.add_argument("job", help="path of the .sql job file")
-    run.add_argument("--state-dir", default=None, help="LMDB state directory (default ./deltaflow-state/<job>)")
+    run.add_argument(
+        "--state-dir", default=None, help="LMDB state directory (default ./deltaflow-state/<job>)"
+    )
     run.add_argument(
         "--from",
         dest="start_from",
@@ -30,15 +33,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="replay into a fresh state dir: earliest | latest | committed | timestamp:MS | "
         "offsets:TOPIC:PARTITION:OFFSET,...",
     )
-    run.add_argument("--embedded", action="store_true", help="start an embedded broker if the job names none")
-    run.add_argument("--bootstrap-servers", default=None, help="override properties.bootstrap.servers")
-    run.add_argument("--metrics-port", type=int, default=None, help="serve Prometheus metrics on this port")
+    run.add_argument(
+        "--embedded", action="store_true", help="start an embedded broker if the job names none"
+    )
+    run.add_argument(
+        "--bootstrap-servers", default=None, help="override properties.bootstrap.servers"
+    )
+    run.add_argument(
+        "--metrics-port", type=int, default=None, help="serve Prometheus metrics on this port"
+    )
     run.add_argument("--quiet", action="store_true", help="no progress line")
 
-    explain = sub.add_parser("explain", help="print the optimized plan of every INSERT of a job file")
+    explain = sub.add_parser(
+        "explain", help="print the optimized plan of every INSERT of a job file"
+    )
     explain.add_argument("job", help="path of the .sql job file")
 
-    broker = sub.add_parser("broker", help="run the embedded Kafka-compatible broker (tansu) on loopback")
+    broker = sub.add_parser(
+        "broker", help="run the embedded Kafka-compatible broker (tansu) on loopback"
+    )
     broker.add_argument("--port", type=int, default=9092)
 
     state = sub.add_parser("state", help="inspect a state directory")
@@ -75,8 +88,14 @@ def dispatch(args: argparse.Namespace) -> int:
     raise AssertionError(args.command)
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    """A planner warning is one line on stderr, like an error, without a source location."""
+    print(f"deltaflow: warning: {message}", file=file or sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    warnings.showwarning = _show_warning
     try:
         return dispatch(args)
     except DeltaflowError as err:

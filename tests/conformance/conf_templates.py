@@ -357,6 +357,38 @@ LTZ = [
       "ORDER BY paid_at DESC) AS rn FROM payments) WHERE rn = 1",
       ["oid INT", "pid INT", "paid_at TIMESTAMP_LTZ(3)"], tables=PAY, seeds=6),
 ]
+
+# Join trees written with commas, CROSS JOIN plus WHERE and mixed: every conjunct is pushed to
+# the lowest join or input holding its columns, equalities become keys at every level.
+THREE = ("orders", "customers", "payments")
+JOIN_PUSH = [
+    T("join_commas_three", "join",
+      "SELECT o.id, c.name, p.pid FROM orders o, customers c, payments p "
+      "WHERE o.cust = c.cid AND p.oid = o.id AND c.tier > 1",
+      ["id INT", "name STRING", "pid INT"], tables=THREE, compare="final", seeds=6),
+    T("join_cross_where", "join",
+      "SELECT o.id, c.name FROM orders o CROSS JOIN customers c WHERE o.cust = c.cid AND o.qty > 1",
+      ["id INT", "name STRING"], tables=BOTH, compare="final", seeds=6),
+    T("join_mixed_three", "join",
+      "SELECT o.id, c.name, p.fee FROM orders o JOIN payments p ON p.oid = o.id, customers c "
+      "WHERE c.cid = o.cust AND p.fee > 1",
+      ["id INT", "name STRING", "fee DOUBLE"], tables=THREE, compare="final", seeds=6),
+    T("join_or_common_key", "join",
+      "SELECT o.id, c.cid FROM orders o, customers c WHERE (o.cust = c.cid AND o.product = 'apple' "
+      "AND c.tier >= 1) OR (o.cust = c.cid AND o.qty > 2 AND c.region = 'north')",
+      ["id INT", "cid INT"], tables=BOTH, compare="final", seeds=6),
+    T("join_left_where_strict", "join",
+      "SELECT o.id, c.name FROM orders o LEFT JOIN customers c ON o.cust = c.cid AND o.qty > 1 "
+      "WHERE c.region = 'north'",
+      ["id INT", "name STRING"], tables=BOTH, compare="final", seeds=6),
+    T("join_left_on_sides", "join",
+      "SELECT o.id, o.qty, c.name FROM orders o LEFT JOIN customers c ON o.cust = c.cid AND o.qty > 1 "
+      "AND c.tier > 0 WHERE o.amt IS NOT NULL",
+      ["id INT", "qty INT", "name STRING"], tables=BOTH, compare="final", seeds=6),
+    T("join_full_where_one_side", "join",
+      "SELECT o.id, c.cid FROM orders o FULL JOIN customers c ON o.cust = c.cid WHERE o.qty > 1",
+      ["id INT", "cid INT"], tables=BOTH, compare="final", seeds=6),
+]
 # fmt: on
 
 
@@ -368,10 +400,22 @@ def _with_source_pk(t: Template) -> Template:
 # always has one), which the delta rewrites need (conf_delta): up to 6 seeds each.
 SOURCE_PK = [
     _with_source_pk(t)
-    for t in AGG + JOIN + SINKS + MORE + LONG + LTZ
+    for t in AGG + JOIN + SINKS + MORE + LONG + LTZ + JOIN_PUSH
     if t.category in ("aggregate", "join") or t.name in ("upsert_agg_key", "upsert_join")
 ]
 
 TEMPLATES: tuple[Template, ...] = tuple(
-    CALC + AGG + JOIN + UNION + RANK + WINDOW + SINKS + ERRORS + MORE + LONG + LTZ + SOURCE_PK
+    CALC
+    + AGG
+    + JOIN
+    + UNION
+    + RANK
+    + WINDOW
+    + SINKS
+    + ERRORS
+    + MORE
+    + LONG
+    + LTZ
+    + JOIN_PUSH
+    + SOURCE_PK
 )
