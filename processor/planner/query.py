@@ -1,4 +1,5 @@
-"""SELECT to logical nodes: FROM, WHERE, GROUP BY/HAVING, DISTINCT, Top-N, UNION ALL, SELECT items."""
+"""SELECT to logical nodes: FROM, WHERE, GROUP BY/HAVING, DISTINCT, Top-N, ORDER BY ... LIMIT,
+UNION ALL, SELECT items."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from deltaflow.processor.planner.relops import (
     project_rel,
     require_no_window,
 )
+from deltaflow.processor.planner.sort_limit import sort_limit, split_sort_limit
 from deltaflow.processor.planner.top_n import bind_top_n, row_number_item
 from deltaflow.processor.sql.errors import position
 
@@ -60,8 +62,12 @@ class QueryBinder:
             self.ctes = outer
 
     def _union(self, node: exp.Union) -> Rel:
-        if node.args.get("distinct"):
-            raise SqlError("UNION (distinct) is not supported; write UNION ALL", *position(node))
+        """UNION ALL, and UNION as Flink plans it: a GroupAggregate on every column over it."""
+        if node.args.get("order") is not None or node.args.get("limit") is not None:
+            raise SqlError(
+                "ORDER BY / LIMIT over a UNION is not supported yet; wrap the UNION in a "
+                "subquery: SELECT * FROM (... UNION ...) ORDER BY ... LIMIT n",
+                *position(node))  # fmt: skip
         left, right = self.query(node.this), self.query(node.expression)
         if len(left.columns) != len(right.columns):
             raise SqlError(
@@ -77,9 +83,20 @@ class QueryBinder:
             types.append(common)
         cols = [ScopeColumn(None, a.name, t) for a, t in zip(left.columns, types, strict=True)]
         inputs = [cast_rel(side, types) for side in (left, right)]
-        return Rel(L.Union(inputs, fields_of(cols)), cols)
+        out = Rel(L.Union(inputs, fields_of(cols)), cols)
+        if node.args.get("distinct"):
+            keys = tuple(range(len(cols)))
+            out = Rel(L.Aggregate([out.node], fields_of(cols), group_keys=keys, aggs=[]), cols)
+        return out
 
     def _select(self, select: exp.Select) -> Rel:
+        body, order, offset, limit = split_sort_limit(select)
+        rel = self._select_body(body)
+        if order is None or limit is None:
+            return rel
+        return sort_limit(rel, body.expressions, order, offset, limit)
+
+    def _select_body(self, select: exp.Select) -> Rel:
         _check_supported(select)
         top_n = row_number_item(select)
         if top_n is not None:
@@ -109,17 +126,6 @@ class QueryBinder:
 
 def _check_supported(select: exp.Select) -> None:
     """Clauses a continuous query cannot run (as in Flink) or deltaflow does not run yet."""
-    if select.args.get("order") is not None:
-        raise SqlError(
-            "Sort on a non-time-attribute field is not supported. A continuous query has no final "
-            "order; drop ORDER BY, or keep the top rows with ROW_NUMBER() OVER (ORDER BY ...)",
-            *position(select.args["order"]))  # fmt: skip
-    for clause in ("limit", "offset"):
-        if select.args.get(clause) is not None:
-            raise SqlError(
-                f"{clause.upper()} is not supported in a deltaflow job; keep the top rows with "
-                "ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) and a WHERE rn <= N filter",
-                *position(select.args[clause]))  # fmt: skip
     for clause in ("where", "having"):
         found = select.args[clause].find(exp.Select) if select.args.get(clause) else None
         if found is not None:

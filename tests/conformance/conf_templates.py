@@ -389,6 +389,44 @@ JOIN_PUSH = [
       "SELECT o.id, c.cid FROM orders o FULL JOIN customers c ON o.cust = c.cid WHERE o.qty > 1",
       ["id INT", "cid INT"], tables=BOTH, compare="final", seeds=6),
 ]
+
+# ORDER BY ... LIMIT: a Top-N without partition keys (Flink's SortLimit). A range starting above
+# rank 1 without the rank number is compared as a final table (docs/FLINK_COMPATIBILITY.md).
+SORT_LIMIT = [
+    T("sortlimit_agg", "topn",
+      "SELECT cust, SUM(qty) AS s FROM orders GROUP BY cust ORDER BY s DESC, cust LIMIT 2",
+      ["cust INT", "s INT"]),
+    T("sortlimit_offset", "topn",
+      "SELECT id, product, amt FROM orders WHERE amt IS NOT NULL ORDER BY amt, id LIMIT 3 OFFSET 1",
+      ["id INT", "product STRING", "amt DECIMAL(10, 2)"], compare="final"),
+    T("sortlimit_position_alias", "topn",
+      "SELECT product AS p, COUNT(*) AS n FROM orders GROUP BY product ORDER BY 2 DESC, p LIMIT 3",
+      ["p STRING", "n BIGINT"]),
+    T("topn_range_no_rn", "topn",
+      "SELECT id, product FROM (SELECT id, product, ROW_NUMBER() OVER (PARTITION BY product "
+      "ORDER BY qty DESC, id) AS rn FROM orders) WHERE rn BETWEEN 2 AND 3",
+      ["id INT", "product STRING"], compare="final"),
+    T("sortlimit_join", "topn",
+      "SELECT o.id, c.name FROM orders o JOIN customers c ON o.cust = c.cid ORDER BY o.id DESC LIMIT 4",
+      ["id INT", "name STRING"], tables=BOTH, compare="final"),
+]
+
+# Aggregates Flink reduces (STDDEV / VAR through $WELFORD_M2$1 and COUNT) and UNION (distinct).
+SQL17 = [
+    T("agg_variance", "aggregate",
+      "SELECT cust, STDDEV_POP(amt), STDDEV_SAMP(qty), VAR_POP(qty), VAR_SAMP(amt), VARIANCE(amt), "
+      "STDDEV(qty) FROM orders GROUP BY cust",
+      ["cust INT", "a DECIMAL(38, 6)", "b INT", "c INT", "d DECIMAL(38, 6)", "e DECIMAL(38, 6)", "f INT"]),
+    T("agg_variance_double", "aggregate",
+      "SELECT region, STDDEV_POP(credit), VAR_SAMP(credit), COUNT(*) FROM customers GROUP BY region",
+      ["region STRING", "s DOUBLE", "v DOUBLE", "n BIGINT"], tables=("customers",)),
+    T("union_distinct", "union",
+      "SELECT cust AS k, product FROM orders UNION SELECT cid, region FROM customers",
+      ["k INT", "product STRING"], tables=BOTH, compare="final"),
+    T("union_distinct_one_source", "union",
+      "SELECT product FROM orders WHERE qty > 2 UNION SELECT product FROM orders WHERE amt > 50",
+      ["product STRING"], compare="final"),
+]
 # fmt: on
 
 
@@ -417,5 +455,7 @@ TEMPLATES: tuple[Template, ...] = tuple(
     + LONG
     + LTZ
     + JOIN_PUSH
+    + SORT_LIMIT
+    + SQL17
     + SOURCE_PK
 )

@@ -22,23 +22,20 @@ from deltaflow.formats.errors import SqlError
 from deltaflow.processor.planner.api import plan_job
 
 SF = float(os.environ.get("DELTAFLOW_TPCH_SF", "0.01"))
-PLANNED = (1, 5, 6, 7, 8, 9, 12, 13, 14, 19)
-QUICK = (5, 6, 12, 14, 19)
+PLANNED = (1, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 19)
+QUICK = (3, 5, 6, 12, 14, 19)
 QUERIES = PLANNED if os.environ.get("DELTAFLOW_TPCH") == "full" else QUICK
 _SUBQUERY = "subqueries in WHERE or HAVING"
-_SORT = "Sort on a non-time-attribute field is not supported"
 NOT_PLANNED = {
-    2: _SORT,  # ORDER BY ... LIMIT (a Top-N without partition keys), and a scalar subquery
-    3: _SORT,
+    2: _SUBQUERY,  # correlated scalar subquery
     4: _SUBQUERY,  # EXISTS
-    10: _SORT,
     11: _SUBQUERY,  # scalar subquery in HAVING
     15: _SUBQUERY,  # scalar subquery over a view
     16: _SUBQUERY,  # NOT IN
     17: _SUBQUERY,  # correlated scalar subquery
-    18: _SORT,  # ORDER BY ... LIMIT, and IN over an aggregate
+    18: _SUBQUERY,  # IN over an aggregate
     20: _SUBQUERY,  # nested IN, correlated scalar subquery
-    21: _SORT,  # ORDER BY ... LIMIT, EXISTS and NOT EXISTS
+    21: _SUBQUERY,  # EXISTS and NOT EXISTS
     22: _SUBQUERY,  # scalar subquery, NOT EXISTS
 }
 
