@@ -6,21 +6,20 @@ from __future__ import annotations
 from sqlglot import exp
 
 from deltaflow.formats.errors import SqlError
-from deltaflow.processor.exprs.coercion import common_type
 from deltaflow.processor.exprs.nodes import input_refs
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.aggregate import bind_aggregate, has_aggregate
-from deltaflow.processor.planner.bind_exprs import ScopeColumn, bind
+from deltaflow.processor.planner.bind_exprs import bind
 from deltaflow.processor.planner.binder import FromBinder, Rel, fields_of
 from deltaflow.processor.planner.catalog import Catalog
 from deltaflow.processor.planner.relops import (
     Functions,
-    cast_rel,
     expand_star,
     filter_rel,
     project_rel,
     require_no_window,
 )
+from deltaflow.processor.planner.set_ops import bind_set_operation
 from deltaflow.processor.planner.sort_limit import sort_limit, split_sort_limit
 from deltaflow.processor.planner.top_n import bind_top_n, row_number_item
 from deltaflow.processor.sql.errors import position
@@ -39,8 +38,8 @@ class QueryBinder:
             return self._with(node, with_)
         if isinstance(node, exp.Subquery):
             return self.query(node.this)
-        if isinstance(node, exp.Union):
-            return self._union(node)
+        if isinstance(node, exp.Union | exp.Intersect | exp.Except):
+            return bind_set_operation(self, node)
         if isinstance(node, exp.Select):
             return self._select(node)
         raise SqlError(
@@ -60,34 +59,6 @@ class QueryBinder:
             return self.query(body)
         finally:
             self.ctes = outer
-
-    def _union(self, node: exp.Union) -> Rel:
-        """UNION ALL, and UNION as Flink plans it: a GroupAggregate on every column over it."""
-        if node.args.get("order") is not None or node.args.get("limit") is not None:
-            raise SqlError(
-                "ORDER BY / LIMIT over a UNION is not supported yet; wrap the UNION in a "
-                "subquery: SELECT * FROM (... UNION ...) ORDER BY ... LIMIT n",
-                *position(node))  # fmt: skip
-        left, right = self.query(node.this), self.query(node.expression)
-        if len(left.columns) != len(right.columns):
-            raise SqlError(
-                f"both sides of UNION ALL need the same number of columns ({len(left.columns)} and "
-                f"{len(right.columns)})", *position(node))  # fmt: skip
-        types = []
-        for i, (a, b) in enumerate(zip(left.columns, right.columns, strict=True)):
-            common = common_type([a.type, b.type])
-            if common is None:
-                raise SqlError(
-                    f"UNION ALL column {i + 1} ({a.name}) has types {a.type.sql()} and {b.type.sql()}, "
-                    "which have no common type; CAST one side", *position(node))  # fmt: skip
-            types.append(common)
-        cols = [ScopeColumn(None, a.name, t) for a, t in zip(left.columns, types, strict=True)]
-        inputs = [cast_rel(side, types) for side in (left, right)]
-        out = Rel(L.Union(inputs, fields_of(cols)), cols)
-        if node.args.get("distinct"):
-            keys = tuple(range(len(cols)))
-            out = Rel(L.Aggregate([out.node], fields_of(cols), group_keys=keys, aggs=[]), cols)
-        return out
 
     def _select(self, select: exp.Select) -> Rel:
         body, order, offset, limit = split_sort_limit(select)

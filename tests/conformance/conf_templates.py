@@ -426,6 +426,15 @@ SQL17 = [
     T("union_distinct_one_source", "union",
       "SELECT product FROM orders WHERE qty > 2 UNION SELECT product FROM orders WHERE amt > 50",
       ["product STRING"], compare="final"),
+    T("set_intersect", "union",
+      "SELECT cust FROM orders INTERSECT SELECT cid FROM customers WHERE tier > 0",
+      ["cust INT"], tables=BOTH, compare="final"),
+    T("set_except", "union",
+      "SELECT cid, name FROM customers EXCEPT SELECT cust, product FROM orders",
+      ["cid INT", "name STRING"], tables=BOTH, compare="final"),
+    T("set_except_one_source", "union",
+      "SELECT product, qty FROM orders WHERE qty > 1 EXCEPT SELECT product, qty FROM orders WHERE amt > 50",
+      ["product STRING", "qty INT"], compare="final"),
 ]
 # fmt: on
 
