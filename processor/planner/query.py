@@ -21,6 +21,7 @@ from deltaflow.processor.planner.relops import (
 )
 from deltaflow.processor.planner.set_ops import bind_set_operation
 from deltaflow.processor.planner.sort_limit import sort_limit, split_sort_limit
+from deltaflow.processor.planner.subqueries import decorrelate
 from deltaflow.processor.planner.top_n import bind_top_n, row_number_item
 from deltaflow.processor.sql.errors import position
 
@@ -73,6 +74,7 @@ class QueryBinder:
         if top_n is not None:
             rel = bind_top_n(self, select, *top_n)
         else:
+            select = decorrelate(self, select)
             rel = self.froms.from_clause(select)
             where = select.args.get("where")
             if where is not None:
@@ -97,9 +99,9 @@ class QueryBinder:
 
 def _check_supported(select: exp.Select) -> None:
     """Clauses a continuous query cannot run (as in Flink) or deltaflow does not run yet."""
-    for clause in ("where", "having"):
+    for clause in ("having",):
         found = select.args[clause].find(exp.Select) if select.args.get(clause) else None
         if found is not None:
             raise SqlError(
-                "subqueries in WHERE or HAVING (IN / EXISTS / scalar) are not supported yet; write "
-                "them as a JOIN", *position(found))  # fmt: skip
+                "subqueries in HAVING are not supported yet; compute the aggregate in a subquery "
+                "of FROM and filter it with WHERE", *position(found))  # fmt: skip

@@ -37,6 +37,7 @@ def _keyless_joins(node: L.LNode, seen: set[int]) -> list[L.Join]:
         isinstance(node, L.Join)
         and not node.left_keys
         and all(c.mode != L.INSERT_ONLY for c in node.inputs)
+        and not any(() in c.keys for c in node.inputs)  # a side of one row at most
     ):
         out.append(node)
     return out
