@@ -85,8 +85,12 @@ def _rewrite(binder, c: exp.Expr) -> tuple[list[exp.Join], list[exp.Expr]]:  # n
     return joins, [c]
 
 
-def _split(binder, sub: exp.Select) -> tuple[list[exp.Expr], list[tuple[exp.Expr, exp.Expr]]]:  # noqa: ANN001
-    """The subquery's local conjuncts, and its correlations as (inner, outer) pairs."""
+Pairs = list[tuple[exp.Expr, exp.Expr]]
+
+
+def _split(binder, sub: exp.Select, unequal: Pairs | None = None) -> tuple[list[exp.Expr], Pairs]:  # noqa: ANN001
+    """The subquery's local conjuncts, and its correlations as (inner, outer) pairs: the
+    equalities; ``inner <> outer`` ones go to ``unequal`` when it is given."""
     if not isinstance(sub, exp.Select):
         raise SqlError("a subquery here must be a SELECT", *position(sub))
     scope = Scope(binder.froms.from_clause(sub).columns, binder.functions)
@@ -97,16 +101,18 @@ def _split(binder, sub: exp.Select) -> tuple[list[exp.Expr], list[tuple[exp.Expr
         if not outer:
             local.append(c)
             continue
-        if isinstance(c, exp.EQ):
+        if isinstance(c, exp.EQ) or isinstance(c, exp.NEQ) and unequal is not None:
             a, b = c.this, c.expression
             a_out = any(not scope.has(col) for col in _own_columns(a))
             b_out = any(not scope.has(col) for col in _own_columns(b))
             if a_out != b_out and all(not scope.has(x) for x in _own_columns(a if a_out else b)):
-                pairs.append((b, a) if a_out else (a, b))
+                target = pairs if isinstance(c, exp.EQ) else unequal
+                target.append((b, a) if a_out else (a, b))  # type: ignore[union-attr]
                 continue
         raise SqlError(
             "a correlated subquery may refer to the outer query only in equalities of an inner "
-            "and an outer expression (they become join keys); this condition is not one",
+            "and an outer expression (they become join keys), and EXISTS in one inner <> outer "
+            "as well; this condition is not one",
             *position(c))  # fmt: skip
     return local, pairs
 
@@ -155,7 +161,12 @@ def _exists(binder, sub: exp.Select, negated: bool, value: exp.Expr | None):  # 
             raise SqlError("a correlated IN subquery with GROUP BY is not supported yet",
                            *position(sub))  # fmt: skip
         sub = _wrapped(sub)
-    local, pairs = _split(binder, sub)
+    unequal: Pairs = []
+    local, pairs = _split(binder, sub, unequal if value is None else None)
+    if len(unequal) > 1:
+        raise SqlError("an EXISTS may have one inner <> outer correlation", *position(sub))
+    if unequal and pairs:
+        return _exists_other(sub, negated, local, pairs, unequal[0])
     if value is not None:
         if len(sub.expressions) != 1:
             raise SqlError("an IN subquery selects one column", *position(sub))
@@ -170,6 +181,35 @@ def _exists(binder, sub: exp.Select, negated: bool, value: exp.Expr | None):  # 
     join = exp.Join(this=derived, on=on, side="LEFT" if negated else None)
     kept = [exp.Is(this=exp.column("__k0", table=name), expression=exp.null())] if negated else []
     return [join], kept
+
+
+def _exists_other(sub: exp.Select, negated: bool, local, pairs: Pairs, other):  # noqa: ANN001, ANN202
+    """``[NOT] EXISTS (.. WHERE inner_k = outer_k .. AND a <> x)``: a row of the group with
+    a <> x exists iff MIN(a) <> x or MAX(a) <> x (NULLs of a and x never compare TRUE, and
+    MIN / MAX skip them): a join on the keys with the group's MIN(a) and MAX(a)."""
+    a, x = other
+    items = [exp.alias_(inner.copy(), f"__k{i}") for i, (inner, _) in enumerate(pairs)]
+    items += [
+        exp.alias_(exp.Min(this=a.copy()), "__mn"),
+        exp.alias_(exp.Max(this=a.copy()), "__mx"),
+    ]
+    name, derived = _derived(sub, items, local, distinct=False)
+    derived.this.set("group", exp.Group(expressions=[i.copy() for i, _ in pairs]))
+    mn, mx = exp.column("__mn", table=name), exp.column("__mx", table=name)
+    differs = exp.Paren(this=exp.or_(exp.NEQ(this=mn, expression=x.copy()),
+                                     exp.NEQ(this=mx, expression=x.copy())))  # fmt: skip
+    on = _keys_on(name, [o for _, o in pairs])
+    if not negated:
+        return [exp.Join(this=derived, on=exp.and_(on, differs))], []
+    none = exp.or_(
+        exp.Is(this=exp.column("__k0", table=name), expression=exp.null()),
+        exp.Is(this=x.copy(), expression=exp.null()),
+        exp.Is(this=mn.copy(), expression=exp.null()),
+        exp.and_(
+            exp.EQ(this=mn.copy(), expression=x.copy()), exp.EQ(this=mx.copy(), expression=x.copy())
+        ),
+    )
+    return [exp.Join(this=derived, on=on, side="LEFT")], [exp.Paren(this=none)]
 
 
 def _wrapped(sub: exp.Select) -> exp.Select:

@@ -433,6 +433,14 @@ SQL17 = [
     T("subquery_not_exists", "join",
       "SELECT c.cid, c.tier FROM customers c WHERE NOT EXISTS (SELECT * FROM orders o WHERE o.cust = c.cid)",
       ["cid INT", "tier INT"], tables=BOTH, compare="final"),
+    T("subquery_exists_other", "join",
+      "SELECT o.id, o.product FROM orders o WHERE EXISTS (SELECT * FROM orders p WHERE p.cust = o.cust "
+      "AND p.product <> o.product)",
+      ["id INT", "product STRING"], compare="final"),
+    T("subquery_not_exists_other", "join",
+      "SELECT o.id, o.product FROM orders o WHERE NOT EXISTS (SELECT * FROM orders p WHERE p.cust = o.cust "
+      "AND p.product <> o.product AND p.qty > 1)",
+      ["id INT", "product STRING"], compare="final"),
     T("subquery_in", "join",
       "SELECT id, cust FROM orders WHERE cust IN (SELECT cid FROM customers WHERE region = 'north')",
       ["id INT", "cust INT"], tables=BOTH, compare="final"),

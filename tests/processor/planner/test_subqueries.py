@@ -48,6 +48,13 @@ def test_correlated_scalar_joins_the_aggregate_by_the_correlation_key():
     assert join.left_keys == (1,) and join.condition is not None
 
 
+def test_exists_with_an_unequal_correlation_joins_the_groups_min_and_max():
+    (join,) = joins("EXISTS (SELECT * FROM b WHERE b.id = a.id AND b.x <> a.x)")
+    assert join.join_type == "INNER" and join.left_keys == (0,)
+    assert "MIN" in repr(join.inputs[1]) and "MAX" in repr(join.inputs[1])
+    assert join.condition is not None  # MIN(b.x) <> a.x OR MAX(b.x) <> a.x
+
+
 def test_not_in_keeps_sqls_null_rules_with_two_left_joins():
     found = joins("a.x NOT IN (SELECT w FROM b)")
     assert sorted(j.join_type for j in found) == ["LEFT", "LEFT"]
@@ -57,9 +64,10 @@ def test_not_in_keeps_sqls_null_rules_with_two_left_joins():
     ("where", "message"),
     [
         (
-            "EXISTS (SELECT * FROM b WHERE b.x <> a.x)",
+            "EXISTS (SELECT * FROM b WHERE b.id = a.id AND b.x < a.x)",
             "only in equalities of an inner and an outer",
         ),
+        ("EXISTS (SELECT * FROM b WHERE b.x <> a.x)", "an uncorrelated EXISTS is not supported"),
         ("EXISTS (SELECT * FROM b)", "an uncorrelated EXISTS is not supported yet"),
         ("a.x > (SELECT COUNT(*) FROM b)", "a scalar subquery with COUNT is not supported yet"),
         ("a.x > (SELECT w FROM b)", "a scalar subquery selects one aggregate"),
