@@ -21,7 +21,7 @@ from deltaflow.processor.planner.relops import (
 )
 from deltaflow.processor.planner.set_ops import bind_set_operation
 from deltaflow.processor.planner.sort_limit import sort_limit, split_sort_limit
-from deltaflow.processor.planner.subqueries import decorrelate
+from deltaflow.processor.planner.subqueries import decorrelate, lift_having
 from deltaflow.processor.planner.top_n import bind_top_n, row_number_item
 from deltaflow.processor.sql.errors import position
 
@@ -69,6 +69,9 @@ class QueryBinder:
         return sort_limit(rel, body.expressions, order, offset, limit)
 
     def _select_body(self, select: exp.Select) -> Rel:
+        having = select.args.get("having")
+        if having is not None and having.find(exp.Select) is not None:
+            return self._select_body(lift_having(select))
         _check_supported(select)
         top_n = row_number_item(select)
         if top_n is not None:

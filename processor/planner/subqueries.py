@@ -267,3 +267,48 @@ def _scalar(binder, sub: exp.Select, node: exp.Expr) -> tuple[exp.Join, exp.Expr
         derived.this.set("group", exp.Group(expressions=[i.copy() for i, _ in pairs]))
     on = _keys_on(name, [o for _, o in pairs]) if pairs else exp.true()
     return exp.Join(this=derived, on=on, side="LEFT"), exp.column("__v", table=name)
+
+
+def lift_having(select: exp.Select) -> exp.Select:
+    """A HAVING that holds a subquery, as a WHERE over the grouped query: ``SELECT items
+    FROM (SELECT items, aggregates of the HAVING FROM .. GROUP BY ..) __h WHERE having``,
+    with the HAVING's aggregates read from the grouped query's columns; the WHERE's
+    subqueries are then decorrelated as any."""
+    items = list(select.expressions)
+    if any(isinstance(i, exp.Star) or i.find(exp.Star) and not i.find(exp.Count) for i in items):
+        raise SqlError("a HAVING subquery needs the SELECT items written out (no *)",
+                       *position(select))  # fmt: skip
+    inner = select.copy()
+    having = inner.args["having"].this.copy()
+    inner.set("having", None)
+    names = []
+    for i, item in enumerate(items):
+        name = item.alias_or_name if isinstance(item, exp.Alias | exp.Column) else f"EXPR${i}"
+        names.append(name)
+    lifted: dict[str, str] = {}
+
+    def swap(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.AggFunc) and not _inside(node, having):
+            key = node.sql()
+            lifted.setdefault(key, f"__h{len(lifted)}")
+            return exp.column(lifted[key], table="__h")
+        return node
+
+    cond = having.transform(swap)
+    aggregates = {v: k for k, v in lifted.items()}
+    extra = [exp.alias_(exp.maybe_parse(aggregates[n], dialect="flink"), n) for n in aggregates]
+    inner.set("expressions", [*[_named(item, n) for item, n in zip(items, names, strict=True)],
+                              *extra])  # fmt: skip
+    outer = exp.select(*(exp.column(exp.to_identifier(n, quoted=True), table="__h") for n in names))
+    outer = outer.from_(
+        exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier("__h")))
+    )
+    return outer.where(cond)
+
+
+def _named(item: exp.Expr, name: str) -> exp.Expr:
+    return (
+        item
+        if isinstance(item, exp.Alias)
+        else exp.alias_(item.copy(), exp.to_identifier(name, quoted=True))
+    )

@@ -95,7 +95,7 @@ DIFFERENCES: tuple[Difference, ...] = (
         "subqueries as joins",
         ("subquery_exists", "subquery_not_exists", "subquery_exists_other",
          "subquery_not_exists_other", "subquery_in", "subquery_not_in_nulls",
-         "subquery_scalar", "subquery_scalar_correlated"), "plan",
+         "subquery_scalar", "subquery_scalar_correlated", "subquery_in_having"), "plan",
         "Flink plans IN / EXISTS as a LeftSemiJoin, NOT IN / NOT EXISTS as a LeftAntiJoin and "
         "scalar subqueries as joins with an aggregate; deltaflow decorrelates them into inner / "
         "left joins with DISTINCT keys or an aggregate (no semi / anti join operator yet), NOT IN "

@@ -3,10 +3,7 @@ updates, RF2 deletes; tpch_data), each query as written (tpch_queries) run by de
 the session's embedded broker to the end of its topics, its final table judged by DuckDB's
 answer on the final snapshot.
 
-``make test`` runs the quick subset; ``make tpch`` (DELTAFLOW_TPCH=full) every query
-deltaflow plans. The queries it does not plan yet are refused with the reason recorded in
-``NOT_PLANNED`` (docs/FLINK_COMPATIBILITY.md lists them); the test of that list fails when
-one of them starts to plan, so it moves to ``PLANNED``.
+``make test`` runs the quick subset; ``make tpch`` (DELTAFLOW_TPCH=full) all 22 queries.
 """
 
 from __future__ import annotations
@@ -16,18 +13,14 @@ import uuid
 
 import pytest
 import tpch_data
+import tpch_queries
 import tpch_run
 
-from deltaflow.formats.errors import SqlError
-from deltaflow.processor.planner.api import plan_job
-
 SF = float(os.environ.get("DELTAFLOW_TPCH_SF", "0.01"))
-PLANNED = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22)
 QUICK = (3, 4, 6, 16, 18, 19)
-QUERIES = PLANNED if os.environ.get("DELTAFLOW_TPCH") == "full" else QUICK
-NOT_PLANNED = {
-    11: "subqueries in HAVING are not supported yet",  # scalar subquery in HAVING
-}
+QUERIES = (
+    tuple(sorted(tpch_queries.QUERIES)) if os.environ.get("DELTAFLOW_TPCH") == "full" else QUICK
+)
 
 
 @pytest.fixture(scope="module")
@@ -60,13 +53,3 @@ def test_query_gives_duckdbs_final_answer(q, tpch, broker, tmp_path):
     assert tpch_run.differences(ours, expected) == []
     events = sum(len(data.events[t]) for t in tables)
     print(f"TPC-H q{q} sf={SF}: {events} events in {seconds:.1f} s = {events / seconds:.0f}/s")
-
-
-@pytest.mark.parametrize("q", sorted(NOT_PLANNED), ids=[f"q{q}" for q in sorted(NOT_PLANNED)])
-def test_query_not_planned_yet_is_refused_with_its_reason(q, tpch, broker):
-    _, sources, _ = tpch
-    sql = sources + (tpch_run.VIEWS[q] + ";\n" if q in tpch_run.VIEWS else "")
-    sql += "CREATE TABLE result (x INT) WITH ('connector' = 'blackhole');\n"
-    with pytest.raises(SqlError, match=NOT_PLANNED[q]) as err:
-        plan_job(sql + f"INSERT INTO result {tpch_run.QUERIES[q]};")
-    assert str(err.value).startswith("SQL line ")

@@ -55,6 +55,20 @@ def test_exists_with_an_unequal_correlation_joins_the_groups_min_and_max():
     assert join.condition is not None  # MIN(b.x) <> a.x OR MAX(b.x) <> a.x
 
 
+def test_a_having_subquery_filters_the_grouped_rows_joined_with_its_value():
+    sql = DDL + (
+        "INSERT INTO out_t SELECT x, CAST(COUNT(*) AS STRING) FROM a GROUP BY x "
+        "HAVING COUNT(*) > (SELECT AVG(w) FROM b);"
+    )
+    node = plan_job(sql).plan.sinks[0]
+    while not isinstance(node, P.Join):
+        (node,) = node.inputs
+    grouped = node.inputs[0]
+    while isinstance(grouped, P.Calc):
+        (grouped,) = grouped.inputs
+    assert isinstance(grouped, P.GroupAggregate) and node.condition is not None
+
+
 def test_not_in_keeps_sqls_null_rules_with_two_left_joins():
     found = joins("a.x NOT IN (SELECT w FROM b)")
     assert sorted(j.join_type for j in found) == ["LEFT", "LEFT"]
