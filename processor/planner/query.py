@@ -12,6 +12,7 @@ from deltaflow.processor.planner.aggregate import bind_aggregate, has_aggregate
 from deltaflow.processor.planner.bind_exprs import bind
 from deltaflow.processor.planner.binder import FromBinder, Rel, fields_of
 from deltaflow.processor.planner.catalog import Catalog
+from deltaflow.processor.planner.grouping_sets import expand_grouping_sets
 from deltaflow.processor.planner.relops import (
     Functions,
     expand_star,
@@ -69,6 +70,9 @@ class QueryBinder:
         return sort_limit(rel, body.expressions, order, offset, limit)
 
     def _select_body(self, select: exp.Select) -> Rel:
+        expanded = expand_grouping_sets(self, select)
+        if expanded is not None:
+            return self.query(expanded)
         having = select.args.get("having")
         if having is not None and having.find(exp.Select) is not None:
             return self._select_body(lift_having(select))

@@ -103,6 +103,14 @@ DIFFERENCES: tuple[Difference, ...] = (
         lambda flink, ours: same_final_table(flink, ours),  # defined below
     ),
     Difference(
+        "grouping sets as a union",
+        ("grouping_rollup", "grouping_cube", "grouping_sets"), "plan",
+        "Flink plans GROUPING SETS / ROLLUP / CUBE as one GroupAggregate over an Expand node; "
+        "deltaflow as a UNION ALL of one GroupAggregate per grouping set (no Expand operator). "
+        "The final table is the same (asserted).",
+        lambda flink, ours: same_final_table(flink, ours),  # defined below
+    ),
+    Difference(
         "Top-N from a rank above 1 without the rank number",
         ("sortlimit_offset", "topn_range_no_rn"), "output",
         "ORDER BY ... LIMIT n OFFSET m, or rn BETWEEN 2 AND k with rn not selected, over an "
