@@ -23,9 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a Flink SQL job file until stopped or its input ends")
     run.add_argument("job", help="path of the .sql job file")
-    run.add_argument(
-        "--state-dir", default=None, help="LMDB state directory (default ./deltaflow-state/<job>)"
-    )
+    run.add_argument("--state-dir", default=None, help="LMDB state directory (default ./deltaflow-state/<job>)")
     run.add_argument(
         "--from",
         dest="start_from",
@@ -33,25 +31,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="replay into a fresh state dir: earliest | latest | committed | timestamp:MS | "
         "offsets:TOPIC:PARTITION:OFFSET,...",
     )
-    run.add_argument(
-        "--embedded", action="store_true", help="start an embedded broker if the job names none"
-    )
-    run.add_argument(
-        "--bootstrap-servers", default=None, help="override properties.bootstrap.servers"
-    )
-    run.add_argument(
-        "--metrics-port", type=int, default=None, help="serve Prometheus metrics on this port"
-    )
+    run.add_argument("--embedded", action="store_true", help="start an embedded broker if the job names none")
+    run.add_argument("--bootstrap-servers", default=None, help="override properties.bootstrap.servers")
+    run.add_argument("--metrics-port", type=int, default=None, help="serve Prometheus metrics on this port")
     run.add_argument("--quiet", action="store_true", help="no progress line")
 
-    explain = sub.add_parser(
-        "explain", help="print the optimized plan of every INSERT of a job file"
-    )
+    explain = sub.add_parser("explain", help="print the optimized plan of every INSERT of a job file")
     explain.add_argument("job", help="path of the .sql job file")
 
-    broker = sub.add_parser(
-        "broker", help="run the embedded Kafka-compatible broker (tansu) on loopback"
-    )
+    broker = sub.add_parser("broker", help="run the embedded Kafka-compatible broker (tansu) on loopback")
     broker.add_argument("--port", type=int, default=9092)
 
     state = sub.add_parser("state", help="inspect a state directory")
