@@ -98,3 +98,24 @@ def test_a_keyless_join_of_two_updating_inputs_warns_naming_the_tables():
     with warnings.catch_warnings():
         warnings.simplefilter("error", KeylessJoinWarning)
         plan_job(TABLES + "INSERT INTO out_t SELECT 'g', 'h' FROM gen, gen2 WHERE gen.x < gen2.y;")
+
+
+def test_the_cli_prints_the_warning_as_one_line(tmp_path, capsys):
+    import warnings as w
+
+    from deltaflow.processor.cli import main
+
+    job = tmp_path / "job.sql"
+    job.write_text(TABLES + "INSERT INTO out_t SELECT a.v, c.w FROM a, c WHERE a.id < c.id;\n")
+    before = w.showwarning
+    try:
+        with w.catch_warnings():
+            w.simplefilter("always", KeylessJoinWarning)
+            assert main(["explain", str(job)]) == 0
+    finally:
+        w.showwarning = before
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("deltaflow: warning: the INNER join of [a] with [c]")
+        and err.count("\n") == 1
+    )
