@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint conformance bench clean realdbz-deps test-realdbz
+.PHONY: demo test lint conformance tpch bench clean realdbz-deps test-realdbz
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -35,6 +35,11 @@ realdbz-deps:
 # Only the real PostgreSQL + Debezium suite (part of `make test`; about a minute and a half).
 test-realdbz: $(STAMP) realdbz-deps
 	$(BIN)/pytest -q -p no:cacheprovider tests/realdbz
+
+# Every TPC-H query deltaflow plans, judged by DuckDB (make test runs a quick subset).
+# DELTAFLOW_TPCH_SF sets the scale factor (default 0.01).
+tpch: $(STAMP)
+	DELTAFLOW_TPCH=full $(BIN)/pytest -q -s -p no:cacheprovider tests/tpch
 
 # Flink runs in its own venv (.venv/flink, made once) in one subprocess: PyFlink's JVM and
 # Beam's pins stay out of deltaflow's venv. Flink results are cached by content, so an

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 from deltaflow.formats.errors import DeltaflowError
 
@@ -87,8 +88,14 @@ def dispatch(args: argparse.Namespace) -> int:
     raise AssertionError(args.command)
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    """A planner warning is one line on stderr, like an error, without a source location."""
+    print(f"deltaflow: warning: {message}", file=file or sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    warnings.showwarning = _show_warning
     if args.command == "run":  # in a child process, so that a native crash is reported
         from deltaflow.processor.supervise import supervised
 

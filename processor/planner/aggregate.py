@@ -19,6 +19,7 @@ from deltaflow.processor.plan import AggCall, Field, WindowSpec
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
 from deltaflow.processor.planner.binder import Rel, fields_of
+from deltaflow.processor.planner.reduce_variance import M2, reduce_variances
 from deltaflow.processor.planner.relops import Functions, item_name
 from deltaflow.processor.sql.errors import closest, position
 
@@ -26,7 +27,7 @@ AGGREGATES = {
     exp.Count: "COUNT", exp.Sum: "SUM", exp.Avg: "AVG", exp.Min: "MIN", exp.Max: "MAX",
     exp.FirstValue: "FIRST_VALUE", exp.LastValue: "LAST_VALUE",
 }  # fmt: skip
-NAMED_AGGREGATES = frozenset({"LISTAGG", "FIRST_VALUE", "LAST_VALUE", "SUM0"})
+NAMED_AGGREGATES = frozenset({"LISTAGG", "FIRST_VALUE", "LAST_VALUE", "SUM0", M2})
 _SPECIAL_CALLS = frozenset({"PROCTIME", "TIMESTAMPDIFF", "TIMESTAMPADD"})  # bound on their own
 
 
@@ -51,6 +52,10 @@ def bind_aggregate(
     select: exp.Select, rel: Rel, items: list[exp.Expr], functions: Functions
 ) -> Rel:
     scope = rel.scope(functions)
+    items, reduced_having = reduce_variances(items, _having(select), scope)
+    if reduced_having is not None:
+        select = select.copy()
+        select.set("having", exp.Having(this=reduced_having))
     group = select.args.get("group")
     window_idx = _window_columns(rel)
     keys: list[tuple[exp.Expr, Expr]] = []
@@ -86,6 +91,11 @@ def bind_aggregate(
     out_cols = pre_cols[: len(keys)] + [ScopeColumn(None, a.name, a.type) for a in aggs]
     node = _aggregate_node(rel, pre, pre_cols, out_cols, len(keys), aggs)
     return _select_over(select, Rel(node, out_cols), keys, uses, items, functions)
+
+
+def _having(select: exp.Select) -> exp.Expr | None:
+    having = select.args.get("having")
+    return having.this if having is not None else None
 
 
 def _window_columns(rel: Rel) -> set[int]:
@@ -232,7 +242,7 @@ def _agg_function(call: exp.Expr) -> str:
     if isinstance(call, exp.Anonymous):
         return str(call.this).upper()
     raise SqlError(
-        f"deltaflow does not support the aggregate {call.sql()!r}; use COUNT, SUM, AVG, MIN, MAX, LISTAGG, FIRST_VALUE or LAST_VALUE",
+        f"deltaflow does not support the aggregate {call.sql()!r}; use COUNT, SUM, AVG, MIN, MAX, LISTAGG, FIRST_VALUE, LAST_VALUE, STDDEV_POP, STDDEV_SAMP, VAR_POP or VAR_SAMP",
         *position(call),
     )
 
@@ -264,6 +274,8 @@ def _agg_type(call: exp.Expr, pre: list[Expr], args: list[int]) -> DataType:
         return DataType(BIGINT, False)
     if name == "LISTAGG":
         return string()
+    if name == M2:
+        return DataType("DOUBLE", True)
     t = pre[args[0]].type.with_nullable(True)
     if name in ("SUM", "SUM0") and t.root == "DECIMAL":
         return decimal(38, t.scale or 0)

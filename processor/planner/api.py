@@ -28,6 +28,7 @@ from deltaflow.processor.planner.rules.merge_calcs import merge_calcs
 from deltaflow.processor.planner.rules.push_filters import push_filters
 from deltaflow.processor.planner.rules.rewrite_delta_agg import rewrite_delta_agg
 from deltaflow.processor.planner.rules.rewrite_delta_join import rewrite_delta_join
+from deltaflow.processor.planner.rules.warn_keyless_joins import warn_keyless_joins
 from deltaflow.processor.planner.sink import bind_insert
 from deltaflow.processor.planner.traits import derive, refine
 from deltaflow.processor.settings import check_setting, parse_duration_ms
@@ -44,7 +45,12 @@ TREE_RULES = (
     rewrite_delta_agg,
 )
 # Rules over each sink after trait inference: result-preserving first, then the checks.
-SINK_RULES = (insert_upsert_materializer, check_sink_compatibility, check_non_deterministic_updates)
+SINK_RULES = (
+    insert_upsert_materializer,
+    check_sink_compatibility,
+    check_non_deterministic_updates,
+    warn_keyless_joins,
+)
 
 
 @dataclass

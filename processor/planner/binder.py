@@ -137,11 +137,6 @@ class FromBinder:
         join_type = {"LEFT": "LEFT", "RIGHT": "RIGHT", "FULL": "FULL"}.get(
             (join.side or "").upper(), "INNER"
         )
-        if join.kind and join.kind.upper() == "CROSS":
-            raise SqlError(
-                "CROSS JOIN is not supported in a deltaflow job; join ON equal columns",
-                *position(join),
-            )
         if join.args.get("method"):
             raise SqlError(
                 f"{join.args['method']} JOIN is not supported; join with ON or USING",

@@ -143,6 +143,11 @@ def _rank(node: L.Rank) -> str:
     order = ", ".join(
         f"{time}{names[c]} {'ASC' if asc else 'DESC'}" for c, asc, _ in node.order_keys
     )
+    if node.sort_limit:
+        return (
+            f"SortLimit(orderBy=[{order}], offset=[{node.rank_start - 1}], "
+            f"fetch=[{node.rank_end - node.rank_start + 1}], strategy=[{node.strategy()}])"
+        )
     partition = ", ".join(names[c] for c in node.partition_keys)
     return (
         f"Rank(strategy=[{node.strategy()}], rankType=[ROW_NUMBER], rankRange=[rankStart={node.rank_start}, "

@@ -219,6 +219,7 @@ class Rank(LNode):
     rank_end: int = 1
     output_rank_number: bool = False
     time_order: str | None = None  # ROWTIME / PROCTIME when ordered by a time attribute
+    sort_limit: bool = False  # ORDER BY ... LIMIT (printed SortLimit, no partition keys)
 
     @property
     def keeps_first(self) -> bool:

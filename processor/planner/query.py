@@ -1,25 +1,28 @@
-"""SELECT to logical nodes: FROM, WHERE, GROUP BY/HAVING, DISTINCT, Top-N, UNION ALL, SELECT items."""
+"""SELECT to logical nodes: FROM, WHERE, GROUP BY/HAVING, DISTINCT, Top-N, ORDER BY ... LIMIT,
+UNION ALL, SELECT items."""
 
 from __future__ import annotations
 
 from sqlglot import exp
 
 from deltaflow.formats.errors import SqlError
-from deltaflow.processor.exprs.coercion import common_type
 from deltaflow.processor.exprs.nodes import input_refs
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.aggregate import bind_aggregate, has_aggregate
-from deltaflow.processor.planner.bind_exprs import ScopeColumn, bind
+from deltaflow.processor.planner.bind_exprs import bind
 from deltaflow.processor.planner.binder import FromBinder, Rel, fields_of
 from deltaflow.processor.planner.catalog import Catalog
+from deltaflow.processor.planner.grouping_sets import expand_grouping_sets
 from deltaflow.processor.planner.relops import (
     Functions,
-    cast_rel,
     expand_star,
     filter_rel,
     project_rel,
     require_no_window,
 )
+from deltaflow.processor.planner.set_ops import bind_set_operation
+from deltaflow.processor.planner.sort_limit import sort_limit, split_sort_limit
+from deltaflow.processor.planner.subqueries import decorrelate, lift_having
 from deltaflow.processor.planner.top_n import bind_top_n, row_number_item
 from deltaflow.processor.sql.errors import position
 
@@ -37,8 +40,8 @@ class QueryBinder:
             return self._with(node, with_)
         if isinstance(node, exp.Subquery):
             return self.query(node.this)
-        if isinstance(node, exp.Union):
-            return self._union(node)
+        if isinstance(node, exp.Union | exp.Intersect | exp.Except):
+            return bind_set_operation(self, node)
         if isinstance(node, exp.Select):
             return self._select(node)
         raise SqlError(
@@ -59,32 +62,26 @@ class QueryBinder:
         finally:
             self.ctes = outer
 
-    def _union(self, node: exp.Union) -> Rel:
-        if node.args.get("distinct"):
-            raise SqlError("UNION (distinct) is not supported; write UNION ALL", *position(node))
-        left, right = self.query(node.this), self.query(node.expression)
-        if len(left.columns) != len(right.columns):
-            raise SqlError(
-                f"both sides of UNION ALL need the same number of columns ({len(left.columns)} and "
-                f"{len(right.columns)})", *position(node))  # fmt: skip
-        types = []
-        for i, (a, b) in enumerate(zip(left.columns, right.columns, strict=True)):
-            common = common_type([a.type, b.type])
-            if common is None:
-                raise SqlError(
-                    f"UNION ALL column {i + 1} ({a.name}) has types {a.type.sql()} and {b.type.sql()}, "
-                    "which have no common type; CAST one side", *position(node))  # fmt: skip
-            types.append(common)
-        cols = [ScopeColumn(None, a.name, t) for a, t in zip(left.columns, types, strict=True)]
-        inputs = [cast_rel(side, types) for side in (left, right)]
-        return Rel(L.Union(inputs, fields_of(cols)), cols)
-
     def _select(self, select: exp.Select) -> Rel:
+        body, order, offset, limit = split_sort_limit(select)
+        rel = self._select_body(body)
+        if order is None or limit is None:
+            return rel
+        return sort_limit(rel, body.expressions, order, offset, limit)
+
+    def _select_body(self, select: exp.Select) -> Rel:
+        expanded = expand_grouping_sets(self, select)
+        if expanded is not None:
+            return self.query(expanded)
+        having = select.args.get("having")
+        if having is not None and having.find(exp.Select) is not None:
+            return self._select_body(lift_having(select))
         _check_supported(select)
         top_n = row_number_item(select)
         if top_n is not None:
             rel = bind_top_n(self, select, *top_n)
         else:
+            select = decorrelate(self, select)
             rel = self.froms.from_clause(select)
             where = select.args.get("where")
             if where is not None:
@@ -109,20 +106,9 @@ class QueryBinder:
 
 def _check_supported(select: exp.Select) -> None:
     """Clauses a continuous query cannot run (as in Flink) or deltaflow does not run yet."""
-    if select.args.get("order") is not None:
-        raise SqlError(
-            "Sort on a non-time-attribute field is not supported. A continuous query has no final "
-            "order; drop ORDER BY, or keep the top rows with ROW_NUMBER() OVER (ORDER BY ...)",
-            *position(select.args["order"]))  # fmt: skip
-    for clause in ("limit", "offset"):
-        if select.args.get(clause) is not None:
-            raise SqlError(
-                f"{clause.upper()} is not supported in a deltaflow job; keep the top rows with "
-                "ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) and a WHERE rn <= N filter",
-                *position(select.args[clause]))  # fmt: skip
-    for clause in ("where", "having"):
+    for clause in ("having",):
         found = select.args[clause].find(exp.Select) if select.args.get(clause) else None
         if found is not None:
             raise SqlError(
-                "subqueries in WHERE or HAVING (IN / EXISTS / scalar) are not supported yet; write "
-                "them as a JOIN", *position(found))  # fmt: skip
+                "subqueries in HAVING are not supported yet; compute the aggregate in a subquery "
+                "of FROM and filter it with WHERE", *position(found))  # fmt: skip

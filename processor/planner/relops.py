@@ -66,6 +66,8 @@ def expand_star(items: list[exp.Expr], rel: Rel) -> list[exp.Expr]:
             continue
         qual = item.table if qualified_star else None
         for c in rel.columns:
+            if (c.qualifier or "").startswith("__sq"):
+                continue  # a decorrelated subquery's join (subqueries.py)
             if not qual or c.qualifier == qual:
                 out.append(
                     exp.column(c.name, table=c.qualifier) if c.qualifier else exp.column(c.name)

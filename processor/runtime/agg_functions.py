@@ -206,6 +206,39 @@ class ListAggWs:
         return acc[1].join(acc[0]) if acc[0] else None
 
 
+class WelfordM2:
+    """Flink's internal ``$WELFORD_M2$1``: the sum of squared deviations from the mean, kept
+    by Welford's online update in DOUBLE as [n, mean, m2]; the variance functions are this
+    divided by a COUNT. A retraction undoes an update; n keeps counting below zero (a
+    retraction before its row) without touching mean and m2, and the value is NULL then."""
+
+    def init(self):
+        return [0, 0.0, 0.0]
+
+    def add(self, acc, v):
+        acc[0] += 1
+        if acc[0] > 0:
+            x = float(v)
+            step = x - acc[1]
+            acc[1] += step / acc[0]
+            acc[2] += step * (x - acc[1])
+        return acc
+
+    def retract(self, acc, v):
+        acc[0] -= 1
+        if acc[0] == 0:
+            acc[1] = acc[2] = 0.0
+        elif acc[0] > 0:
+            x = float(v)
+            step = x - acc[1]
+            acc[1] -= step / acc[0]
+            acc[2] -= (x - acc[1]) * step
+        return acc
+
+    def value(self, acc):
+        return None if acc[0] <= 0 or acc[2] < 0 else acc[2]
+
+
 class Distinct:
     """``AGG(DISTINCT x)``: the inner function sees a value when its count goes 0 -> 1 -> 0."""
 
@@ -264,6 +297,8 @@ def make_function(call: AggCall, arg_type: DataType | None):
     if name == "LISTAGG":
         sep = str(call.params[0]) if call.params else ","
         return Ordered(sep.join)
+    if name == "$WELFORD_M2$1":
+        return WelfordM2()
     if name == "FIRST_VALUE":
         return Ordered(lambda values: values[0])
     if name == "LAST_VALUE":

@@ -144,5 +144,10 @@ def all_cases() -> list[Case]:
             if "customers" in template.tables:
                 histories["customers"] = customers_history(seed, n_customers)
             cases.append(Case(f"c{len(cases) + 1:04d}", template, seed, histories))
-    only = os.environ.get("DELTAFLOW_CONFORMANCE_ONLY")  # template names, comma-separated
-    return [c for c in cases if not only or c.template.name in only.split(",")]
+    return [c for c in cases if _selected(c.template.name)]
+
+
+def _selected(name: str) -> bool:
+    """``DELTAFLOW_CONFORMANCE_ONLY``: comma-separated template name prefixes to run (all if unset)."""
+    only = os.environ.get("DELTAFLOW_CONFORMANCE_ONLY", "").strip()
+    return not only or any(name.startswith(p.strip()) for p in only.split(","))

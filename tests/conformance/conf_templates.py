@@ -414,6 +414,125 @@ LTZ = [
       "ORDER BY paid_at DESC) AS rn FROM payments) WHERE rn = 1",
       ["oid INT", "pid INT", "paid_at TIMESTAMP_LTZ(3)"], tables=PAY, seeds=6),
 ]
+
+# Join trees written with commas, CROSS JOIN plus WHERE and mixed: every conjunct is pushed to
+# the lowest join or input holding its columns, equalities become keys at every level.
+THREE = ("orders", "customers", "payments")
+JOIN_PUSH = [
+    T("join_commas_three", "join",
+      "SELECT o.id, c.name, p.pid FROM orders o, customers c, payments p "
+      "WHERE o.cust = c.cid AND p.oid = o.id AND c.tier > 1",
+      ["id INT", "name STRING", "pid INT"], tables=THREE, compare="final", seeds=6),
+    T("join_cross_where", "join",
+      "SELECT o.id, c.name FROM orders o CROSS JOIN customers c WHERE o.cust = c.cid AND o.qty > 1",
+      ["id INT", "name STRING"], tables=BOTH, compare="final", seeds=6),
+    T("join_mixed_three", "join",
+      "SELECT o.id, c.name, p.fee FROM orders o JOIN payments p ON p.oid = o.id, customers c "
+      "WHERE c.cid = o.cust AND p.fee > 1",
+      ["id INT", "name STRING", "fee DOUBLE"], tables=THREE, compare="final", seeds=6),
+    T("join_or_common_key", "join",
+      "SELECT o.id, c.cid FROM orders o, customers c WHERE (o.cust = c.cid AND o.product = 'apple' "
+      "AND c.tier >= 1) OR (o.cust = c.cid AND o.qty > 2 AND c.region = 'north')",
+      ["id INT", "cid INT"], tables=BOTH, compare="final", seeds=6),
+    T("join_left_where_strict", "join",
+      "SELECT o.id, c.name FROM orders o LEFT JOIN customers c ON o.cust = c.cid AND o.qty > 1 "
+      "WHERE c.region = 'north'",
+      ["id INT", "name STRING"], tables=BOTH, compare="final", seeds=6),
+    T("join_left_on_sides", "join",
+      "SELECT o.id, o.qty, c.name FROM orders o LEFT JOIN customers c ON o.cust = c.cid AND o.qty > 1 "
+      "AND c.tier > 0 WHERE o.amt IS NOT NULL",
+      ["id INT", "qty INT", "name STRING"], tables=BOTH, compare="final", seeds=6),
+    T("join_full_where_one_side", "join",
+      "SELECT o.id, c.cid FROM orders o FULL JOIN customers c ON o.cust = c.cid WHERE o.qty > 1",
+      ["id INT", "cid INT"], tables=BOTH, compare="final", seeds=6),
+]
+
+# ORDER BY ... LIMIT: a Top-N without partition keys (Flink's SortLimit). A range starting above
+# rank 1 without the rank number is compared as a final table (docs/FLINK_COMPATIBILITY.md).
+SORT_LIMIT = [
+    T("sortlimit_agg", "topn",
+      "SELECT cust, SUM(qty) AS s FROM orders GROUP BY cust ORDER BY s DESC, cust LIMIT 2",
+      ["cust INT", "s INT"]),
+    T("sortlimit_offset", "topn",
+      "SELECT id, product, amt FROM orders WHERE amt IS NOT NULL ORDER BY amt, id LIMIT 3 OFFSET 1",
+      ["id INT", "product STRING", "amt DECIMAL(10, 2)"], compare="final"),
+    T("sortlimit_position_alias", "topn",
+      "SELECT product AS p, COUNT(*) AS n FROM orders GROUP BY product ORDER BY 2 DESC, p LIMIT 3",
+      ["p STRING", "n BIGINT"]),
+    T("topn_range_no_rn", "topn",
+      "SELECT id, product FROM (SELECT id, product, ROW_NUMBER() OVER (PARTITION BY product "
+      "ORDER BY qty DESC, id) AS rn FROM orders) WHERE rn BETWEEN 2 AND 3",
+      ["id INT", "product STRING"], compare="final"),
+    T("sortlimit_join", "topn",
+      "SELECT o.id, c.name FROM orders o JOIN customers c ON o.cust = c.cid ORDER BY o.id DESC LIMIT 4",
+      ["id INT", "name STRING"], tables=BOTH, compare="final"),
+]
+
+# Aggregates Flink reduces (STDDEV / VAR through $WELFORD_M2$1 and COUNT) and UNION (distinct).
+SQL17 = [
+    T("agg_variance", "aggregate",
+      "SELECT cust, STDDEV_POP(amt), STDDEV_SAMP(qty), VAR_POP(qty), VAR_SAMP(amt), VARIANCE(amt), "
+      "STDDEV(qty) FROM orders GROUP BY cust",
+      ["cust INT", "a DECIMAL(38, 6)", "b INT", "c INT", "d DECIMAL(38, 6)", "e DECIMAL(38, 6)", "f INT"]),
+    T("agg_variance_double", "aggregate",
+      "SELECT region, STDDEV_POP(credit), VAR_SAMP(credit), COUNT(*) FROM customers GROUP BY region",
+      ["region STRING", "s DOUBLE", "v DOUBLE", "n BIGINT"], tables=("customers",)),
+    T("union_distinct", "union",
+      "SELECT cust AS k, product FROM orders UNION SELECT cid, region FROM customers",
+      ["k INT", "product STRING"], tables=BOTH, compare="final"),
+    T("union_distinct_one_source", "union",
+      "SELECT product FROM orders WHERE qty > 2 UNION SELECT product FROM orders WHERE amt > 50",
+      ["product STRING"], compare="final"),
+    T("subquery_exists", "join",
+      "SELECT c.cid, c.name FROM customers c WHERE EXISTS (SELECT * FROM orders o WHERE o.cust = c.cid "
+      "AND o.qty > 1)",
+      ["cid INT", "name STRING"], tables=BOTH, compare="final"),
+    T("subquery_not_exists", "join",
+      "SELECT c.cid, c.tier FROM customers c WHERE NOT EXISTS (SELECT * FROM orders o WHERE o.cust = c.cid)",
+      ["cid INT", "tier INT"], tables=BOTH, compare="final"),
+    T("subquery_exists_other", "join",
+      "SELECT o.id, o.product FROM orders o WHERE EXISTS (SELECT * FROM orders p WHERE p.cust = o.cust "
+      "AND p.product <> o.product)",
+      ["id INT", "product STRING"], compare="final"),
+    T("subquery_not_exists_other", "join",
+      "SELECT o.id, o.product FROM orders o WHERE NOT EXISTS (SELECT * FROM orders p WHERE p.cust = o.cust "
+      "AND p.product <> o.product AND p.qty > 1)",
+      ["id INT", "product STRING"], compare="final"),
+    T("subquery_in", "join",
+      "SELECT id, cust FROM orders WHERE cust IN (SELECT cid FROM customers WHERE region = 'north')",
+      ["id INT", "cust INT"], tables=BOTH, compare="final"),
+    T("subquery_not_in_nulls", "join",
+      "SELECT id, qty FROM orders WHERE qty NOT IN (SELECT tier FROM customers)",
+      ["id INT", "qty INT"], tables=BOTH, compare="final"),
+    T("subquery_scalar", "join",
+      "SELECT id, amt FROM orders WHERE qty > (SELECT AVG(tier) FROM customers)",
+      ["id INT", "amt DECIMAL(10, 2)"], tables=BOTH, compare="final"),
+    T("subquery_scalar_correlated", "join",
+      "SELECT o.id, o.amt FROM orders o WHERE o.amt >= (SELECT MAX(p.amt) FROM orders p WHERE p.cust = o.cust)",
+      ["id INT", "amt DECIMAL(10, 2)"], compare="final"),
+    T("subquery_in_having", "join",
+      "SELECT cust, SUM(qty) AS s FROM orders GROUP BY cust HAVING SUM(qty) > (SELECT AVG(tier) * 4 FROM customers)",
+      ["cust INT", "s INT"], tables=BOTH, compare="final"),
+    T("grouping_rollup", "aggregate",
+      "SELECT cust, product, COUNT(*), SUM(qty), GROUPING(cust), GROUPING_ID(cust, product) FROM orders "
+      "GROUP BY ROLLUP (cust, product)",
+      ["cust INT", "product STRING", "n BIGINT", "s INT", "g BIGINT", "gi BIGINT"], compare="final"),
+    T("grouping_cube", "aggregate",
+      "SELECT cust, product, COUNT(*) FROM orders GROUP BY CUBE (cust, product)",
+      ["cust INT", "product STRING", "n BIGINT"], compare="final"),
+    T("grouping_sets", "aggregate",
+      "SELECT cust, product, MAX(amt) FROM orders WHERE qty > 1 GROUP BY GROUPING SETS ((cust), (product), ())",
+      ["cust INT", "product STRING", "m DECIMAL(10, 2)"], compare="final"),
+    T("set_intersect", "union",
+      "SELECT cust FROM orders INTERSECT SELECT cid FROM customers WHERE tier > 0",
+      ["cust INT"], tables=BOTH, compare="final"),
+    T("set_except", "union",
+      "SELECT cid, name FROM customers EXCEPT SELECT cust, product FROM orders",
+      ["cid INT", "name STRING"], tables=BOTH, compare="final"),
+    T("set_except_one_source", "union",
+      "SELECT product, qty FROM orders WHERE qty > 1 EXCEPT SELECT product, qty FROM orders WHERE amt > 50",
+      ["product STRING", "qty INT"], compare="final"),
+]
 # fmt: on
 
 
@@ -425,10 +544,25 @@ def _with_source_pk(t: Template) -> Template:
 # always has one), which the delta rewrites need (conf_delta): up to 6 seeds each.
 SOURCE_PK = [
     _with_source_pk(t)
-    for t in AGG + JOIN + SINKS + MORE + LONG + LTZ
+    for t in AGG + JOIN + SINKS + MORE + LONG + LTZ + JOIN_PUSH
     if t.category in ("aggregate", "join") or t.name in ("upsert_agg_key", "upsert_join")
 ]
 
 TEMPLATES: tuple[Template, ...] = tuple(
-    CALC + AGG + JOIN + UNION + RANK + WINDOW + SINKS + ERRORS + MORE + LONG + LTZ + SOURCE_PK + TIES
+    CALC
+    + AGG
+    + JOIN
+    + UNION
+    + RANK
+    + WINDOW
+    + SINKS
+    + ERRORS
+    + MORE
+    + LONG
+    + LTZ
+    + JOIN_PUSH
+    + SORT_LIMIT
+    + SQL17
+    + SOURCE_PK
+    + TIES
 )  # fmt: skip

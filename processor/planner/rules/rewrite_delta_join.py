@@ -130,6 +130,8 @@ def _eventual_reason(
         f"(an update leaving the filter would stay joined; SET '{IGNORE_FILTER}' = 'true' "
         "to accept that)"
     )
+    if node.condition is not None:
+        return f"a join condition besides the join keys' equalities {accept}"
     for view in views:
         if view.kind == "calc" and view.node.condition is not None:  # type: ignore[attr-defined]
             return f"a filter on the joined rows of a lower join {accept}"

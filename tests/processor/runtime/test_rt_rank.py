@@ -60,6 +60,7 @@ def test_nulls_last_by_default_and_rank_start_above_one(backend, ctx):
     assert out == ["+I[a, null]", "+I[a, 2]"]
 
 
+@pytest.mark.parametrize("start", [1, 2])  # 2: ORDER BY ... LIMIT 2 OFFSET 1
 @pytest.mark.parametrize("number", [False, True])
 @settings(max_examples=50, deadline=None)
 @given(
@@ -75,7 +76,7 @@ def test_nulls_last_by_default_and_rank_start_above_one(backend, ctx):
     nulls_first=st.booleans(),
 )
 def test_output_changelog_equals_top_n_of_input_multiset(
-    tmp_path_factory, number, raw, asc, nulls_first
+    tmp_path_factory, start, number, raw, asc, nulls_first
 ):
     from deltaflow.state.backend import StateBackend
 
@@ -91,7 +92,7 @@ def test_output_changelog_equals_top_n_of_input_multiset(
     backend = StateBackend(tmp_path_factory.mktemp("s"))
     try:
         op = RankOperator(
-            rank(start=1, end=3, number=number, asc=asc, nulls_first=nulls_first),
+            rank(start=start, end=3, number=number, asc=asc, nulls_first=nulls_first),
             backend,
             RuntimeContext(),
         )
@@ -105,8 +106,8 @@ def test_output_changelog_equals_top_n_of_input_multiset(
             nn = sorted((v for v in vals if v is not None), reverse=not asc)
             nulls = [None] * (len(vals) - len(nn))
             ordered = nulls + nn if nulls_first else nn + nulls
-            for i, v in enumerate(ordered[:3]):
-                expected.append((part, v, i + 1) if number else (part, v))
+            for i, v in enumerate(ordered[start - 1 : 3], start=start):
+                expected.append((part, v, i) if number else (part, v))
         assert sorted(apply_changelog(out.kinds, out.rows), key=repr) == sorted(expected, key=repr)
     finally:
         backend.close()
