@@ -23,6 +23,7 @@ from deltaflow.processor.planner.rules.check_non_deterministic_updates import (
 )
 from deltaflow.processor.planner.rules.check_sink_compatibility import check_sink_compatibility
 from deltaflow.processor.planner.rules.insert_changelog_normalize import insert_changelog_normalize
+from deltaflow.processor.planner.rules.insert_drop_update_before import insert_drop_update_before
 from deltaflow.processor.planner.rules.insert_upsert_materializer import insert_upsert_materializer
 from deltaflow.processor.planner.rules.merge_calcs import merge_calcs
 from deltaflow.processor.planner.rules.push_filters import push_filters
@@ -44,7 +45,12 @@ TREE_RULES = (
     rewrite_delta_agg,
 )
 # Rules over each sink after trait inference: result-preserving first, then the checks.
-SINK_RULES = (insert_upsert_materializer, check_sink_compatibility, check_non_deterministic_updates)
+SINK_RULES = (
+    insert_upsert_materializer,
+    insert_drop_update_before,
+    check_sink_compatibility,
+    check_non_deterministic_updates,
+)
 
 
 @dataclass

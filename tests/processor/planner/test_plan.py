@@ -269,8 +269,28 @@ def modes(sink: P.Node) -> list[tuple[str, str]]:
     ]
 
 
-def test_upsert_sink_takes_update_before_from_a_source_that_cannot_drop_them() -> None:
+def test_upsert_sink_keyed_like_its_cdc_source_gets_drop_update_before() -> None:
+    # Flink 2.3 plans Calc [I,UA,D] <- DropUpdateBefore [I,UA,D] <- TableSourceScan [I,UB,UA,D]
     sql = ORDERS + UPSERT_SINK + "INSERT INTO o SELECT order_id, amount FROM orders;"
+    assert modes(plan_job(sql).plan.sinks[0]) == [
+        ("Calc", "I,UA,D"),
+        ("DropUpdateBefore", "I,UA,D"),
+        ("TableSourceScan", "I,UB,UA,D"),
+    ]
+
+
+def test_upsert_sink_keyed_wider_than_its_input_keeps_update_before() -> None:
+    # Flink: a sink key other than exactly an upsert key of the input asks for -U rows
+    sink = UPSERT_SINK.replace("total INT, PRIMARY KEY (user_id)", "total INT, PRIMARY KEY (user_id, total)")
+    sql = ORDERS + sink + "INSERT INTO o SELECT order_id, amount FROM orders;"
+    assert modes(plan_job(sql).plan.sinks[0]) == [
+        ("Calc", "I,UB,UA,D"),
+        ("TableSourceScan", "I,UB,UA,D"),
+    ]
+
+
+def test_a_filter_over_a_cdc_source_keeps_update_before_into_an_upsert_sink() -> None:
+    sql = ORDERS + UPSERT_SINK + "INSERT INTO o SELECT order_id, amount FROM orders WHERE amount > 1;"
     assert modes(plan_job(sql).plan.sinks[0]) == [
         ("Calc", "I,UB,UA,D"),
         ("TableSourceScan", "I,UB,UA,D"),
