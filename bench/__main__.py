@@ -28,6 +28,7 @@ PLAN = {  # workload -> systems that run it
     "W2M": ["deltaflow", "flink"],
     "W3": ["deltaflow", "hand", "hand-tuned", "flink"],
     "W3D": ["deltaflow", "flink"],
+    "W3R": ["deltaflow"],
 }  # fmt: skip
 
 

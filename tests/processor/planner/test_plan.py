@@ -27,6 +27,10 @@ def nodes(node: P.Node) -> list[P.Node]:
     return out
 
 
+# Regular joins: AUTO (the default) plans joins of CDC sources with primary keys as delta joins.
+REGULAR = "SET 'table.optimizer.delta-join.strategy' = 'NONE';\n"
+
+
 def only(node: P.Node, kind: type) -> P.Node:
     (found,) = [n for n in nodes(node) if type(n) is kind]
     return found
@@ -59,7 +63,7 @@ def test_join_on_both_primary_keys_keeps_the_keys_and_records_unique_keys() -> N
             "INSERT INTO o SELECT o.order_id, u.name FROM orders AS o JOIN users AS u ON o.order_id = u.id;"
         )
     )
-    join = only(plan_job(sql).plan.sinks[0], P.Join)
+    join = only(plan_job(REGULAR + sql).plan.sinks[0], P.Join)
     assert (join.left_keys, join.right_keys) == ((0,), (0,))
     assert join.left_unique_keys == ((0,),) and join.right_unique_keys == ((0,),)
     assert set(join.upsert_keys) == {(0,), (4,)}
@@ -360,7 +364,7 @@ def test_where_equality_of_a_comma_join_becomes_the_join_key() -> None:
             "WHERE o.user_id = u.id AND o.amount > 5 AND u.name <> o.status;"
         )
     )
-    join = only(plan_job(sql).plan.sinks[0], P.Join)
+    join = only(plan_job(REGULAR + sql).plan.sinks[0], P.Join)
     assert (join.left_keys, join.right_keys) == ((1,), (0,))
     assert join.condition is not None  # the two-sided inequality
     left = join.inputs[0]
@@ -377,7 +381,7 @@ def test_outer_join_keeps_filters_on_its_null_padded_side_above_the_join() -> No
             "ON o.user_id = u.id WHERE u.name IS NULL AND o.amount > 5 AND RAND() < 0.5;"
         )
     )
-    sink = plan_job(sql).plan.sinks[0]
+    sink = plan_job(REGULAR + sql).plan.sinks[0]
     top = sink.inputs[0]
     assert isinstance(top, P.Calc) and top.condition is not None
     assert "IS NULL" in repr(top.condition) and "RAND" in repr(top.condition)
