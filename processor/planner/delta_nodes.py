@@ -129,7 +129,7 @@ def read_source(child: L.LNode, key: Key, what: str) -> SourceRead | str:
     calc = child if isinstance(child, L.Calc) else None
     scan = calc.inputs[0] if calc is not None else child
     if not isinstance(scan, L.Scan):
-        found = type(scan).__name__
+        found = "Join" if isinstance(scan, UnrewrittenJoin) else type(scan).__name__
         return (
             f"the {what} is not a source table read through projections and filters (found {found})"
         )
