@@ -29,6 +29,8 @@ PLAN = {  # workload -> systems that run it
     "W3": ["deltaflow", "hand", "hand-tuned", "flink"],
     "W3D": ["deltaflow", "flink"],
     "W3R": ["deltaflow"],
+    "W4": ["deltaflow", "flink"],
+    "W4R": ["deltaflow"],
 }  # fmt: skip
 
 

@@ -150,6 +150,8 @@ def _delta(node: L.Join, left: ViewPlan, right: ViewPlan, eventual: bool) -> Del
         right_index=rread.index if rread else (),
         left_positions=lread.positions if lread else (),
         right_positions=rread.positions if rread else (),
+        left_fixed=lread.fixed if lread else (),
+        right_fixed=rread.fixed if rread else (),
         index_names=(
             lookup_names(left, node.left_keys),
             lookup_names(right, node.right_keys),

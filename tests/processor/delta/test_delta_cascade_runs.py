@@ -373,3 +373,21 @@ def test_a_table_read_on_both_sides_of_a_bushy_cascade(j, ops, size):
     ab = join(t["a"], t["b"], "INNER", lambda x, y: eq(x[1], y[1]), 3, 3)
     cx = join(t["c"], t["a"], "INNER", lambda x, y: eq(x[2], y[2]), 3, 3)
     assert final(delta) == Counter(join(ab, cx, j, lambda x, y: eq(x[5], y[1]), 6, 6))
+
+
+@pytest.mark.parametrize("j", ["INNER", "LEFT"])
+@settings(max_examples=25, deadline=None)
+@given(ops=st.lists(op_st, min_size=1, max_size=40), size=st.integers(1, 5))
+def test_a_filter_fixing_a_column_to_a_constant_is_looked_up_through_the_index(j, ops, size):
+    """c filtered on z = 1 is looked up by (w, z) with z = 1, reading only rows the filter
+    keeps; rows updated into and out of the filter enter and leave the join."""
+    query = f"SELECT * FROM a JOIN b ON a.k = b.k {j} JOIN (SELECT * FROM c WHERE z = 1) AS c ON b.w = c.w"
+    sql = TABLES + SINK.format(cols=ALL_COLS) + f"INSERT INTO out_t {query};"
+    (lookup,) = [lk for lk in find(FORCE_JOIN + sql, P.DeltaJoinCascade).tree.inputs[1].lookups]
+    assert lookup.side.index == (1, 2) and lookup.side.fixed == ((1, 1),)
+    steps = history(ops, size, 3)
+    delta = compare(sql, steps)
+    t = tables_at_end(steps)
+    c = [r for r in t["c"] if r[2] == 1]
+    ab = join(t["a"], t["b"], "INNER", lambda x, y: eq(x[1], y[1]), 3, 3)
+    assert final(delta) == Counter(join(ab, c, j, lambda x, y: eq(x[5], y[1]), 6, 3))
