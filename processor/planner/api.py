@@ -8,6 +8,7 @@ physical plan (``deltaflow.processor.plan``) and its EXPLAIN text.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from itertools import count
 
@@ -36,6 +37,7 @@ from deltaflow.processor.sql import statements as S
 from deltaflow.processor.sql.ddl import CreateTable
 from deltaflow.processor.sql.script import parse_script
 
+_NOT_REWRITTEN = re.compile(r", deltaJoin=\[not rewritten: .*?\](?=, changelogMode=)")
 # Rules over the query tree, before trait inference, in order.
 TREE_RULES = (
     push_filters,
@@ -84,7 +86,8 @@ def plan_job(sql: str, *, source_name: str = "<job>") -> PlannedJob:
         else:
             _declare(catalog, settings, stmt)
     sinks, texts = plan_inserts(catalog, settings, inserts)
-    hashed = texts
+    # why a join stays regular is no part of its state: a plan differing only there keeps it
+    hashed = [_NOT_REWRITTEN.sub("", text) for text in texts]
     ttl = settings.get("table.exec.state.ttl", "").strip()
     if ttl and parse_duration_ms(ttl, "table.exec.state.ttl") > 0:
         # TTL state stores a write time with each value: state of the other kind is refused

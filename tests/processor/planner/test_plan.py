@@ -285,7 +285,9 @@ def test_upsert_sink_keyed_like_its_cdc_source_gets_drop_update_before() -> None
 
 def test_upsert_sink_keyed_wider_than_its_input_keeps_update_before() -> None:
     # Flink: a sink key other than exactly an upsert key of the input asks for -U rows
-    sink = UPSERT_SINK.replace("total INT, PRIMARY KEY (user_id)", "total INT, PRIMARY KEY (user_id, total)")
+    sink = UPSERT_SINK.replace(
+        "total INT, PRIMARY KEY (user_id)", "total INT, PRIMARY KEY (user_id, total)"
+    )
     sql = ORDERS + sink + "INSERT INTO o SELECT order_id, amount FROM orders;"
     assert modes(plan_job(sql).plan.sinks[0]) == [
         ("Calc", "I,UB,UA,D"),
@@ -294,7 +296,9 @@ def test_upsert_sink_keyed_wider_than_its_input_keeps_update_before() -> None:
 
 
 def test_a_filter_over_a_cdc_source_keeps_update_before_into_an_upsert_sink() -> None:
-    sql = ORDERS + UPSERT_SINK + "INSERT INTO o SELECT order_id, amount FROM orders WHERE amount > 1;"
+    sql = (
+        ORDERS + UPSERT_SINK + "INSERT INTO o SELECT order_id, amount FROM orders WHERE amount > 1;"
+    )
     assert modes(plan_job(sql).plan.sinks[0]) == [
         ("Calc", "I,UB,UA,D"),
         ("TableSourceScan", "I,UB,UA,D"),
@@ -388,3 +392,19 @@ def test_outer_join_keeps_filters_on_its_null_padded_side_above_the_join() -> No
     join = only(sink, P.Join)
     assert isinstance(join.inputs[0], P.Calc) and "'>'" in repr(join.inputs[0].condition)
     assert isinstance(join.inputs[1], P.TableSourceScan)
+
+
+def test_the_reason_a_join_stays_regular_is_no_part_of_the_plan_fingerprint() -> None:
+    # an append-only Kafka source has no mirror: AUTO keeps the Join and says why
+    sql = ORDERS.replace("'debezium-json'", "'json'").replace(
+        ", PRIMARY KEY (order_id) NOT ENFORCED", ""
+    ) + (
+        "CREATE TABLE u (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED)\n"
+        "  WITH ('connector' = 'kafka', 'topic' = 'u', 'format' = 'debezium-json');\n"
+        "CREATE TABLE o (order_id BIGINT, name STRING) WITH ('connector' = 'print');\n"
+        "INSERT INTO o SELECT order_id, name FROM orders JOIN u ON orders.user_id = u.id;"
+    )
+    auto, regular = plan_job(sql), plan_job(REGULAR + sql)
+    assert "deltaJoin=[not rewritten: table orders has no PRIMARY KEY" in auto.explain()
+    assert "deltaJoin" not in regular.explain()
+    assert auto.plan.fingerprint == regular.plan.fingerprint
