@@ -29,6 +29,9 @@ PLAN = {  # workload -> systems that run it
     "W1msg": ["deltaflow"], "W2msg": ["deltaflow"],
     "W3": ["deltaflow", "hand", "hand-tuned", "flink"],
     "W3D": ["deltaflow", "flink"],
+    "W3R": ["deltaflow"],
+    "W4": ["deltaflow", "flink"],
+    "W4R": ["deltaflow"],
 }  # fmt: skip
 
 

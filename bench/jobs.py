@@ -17,7 +17,11 @@ SINKS = {
     "W3": """order_id BIGINT, merchant_id INT, item_id INT, amount DECIMAL(10, 2),
   item_name STRING, price DECIMAL(10, 2), PRIMARY KEY (order_id) NOT ENFORCED""",
 }
+SINKS["W4"] = """order_id BIGINT, merchant_id INT, item_id INT, amount DECIMAL(10, 2),
+  item_name STRING, price DECIMAL(10, 2), first_item STRING, PRIMARY KEY (order_id) NOT ENFORCED"""
 SINKS["W3D"] = SINKS["W3"]
+SINKS["W3R"] = SINKS["W3"]
+SINKS["W4R"] = SINKS["W4"]
 SINKS["W2M"] = SINKS["W2"]
 
 QUERIES = {
@@ -26,11 +30,21 @@ QUERIES = {
     "W3": """SELECT o.order_id, o.merchant_id, o.item_id, o.amount, i.item_name, i.price
 FROM orders AS o JOIN items AS i ON o.merchant_id = i.merchant_id AND o.item_id = i.item_id""",
 }
+# A three-way join that reads items twice: each order with its item and its merchant's item 0.
+QUERIES["W4"] = """SELECT o.order_id, o.merchant_id, o.item_id, o.amount, i.item_name, i.price,
+  f.item_name FROM orders AS o
+JOIN items AS i ON o.merchant_id = i.merchant_id AND o.item_id = i.item_id
+JOIN items AS f ON o.merchant_id = f.merchant_id WHERE f.item_id = 0"""
 QUERIES["W3D"] = QUERIES["W3"]
+QUERIES["W3R"] = QUERIES["W3"]
+QUERIES["W4R"] = QUERIES["W4"]
 QUERIES["W2M"] = QUERIES["W2"]
 # Variants: the same query with one planner/runtime setting (Flink's names).
+# W3 at default settings plans a delta join (AUTO); W3R is W3 with the regular join.
 SETTINGS = {
     "W3D": {"table.optimizer.delta-join.strategy": "FORCE"},
+    "W3R": {"table.optimizer.delta-join.strategy": "NONE"},
+    "W4R": {"table.optimizer.delta-join.strategy": "NONE"},
     "W2M": {"table.exec.mini-batch.enabled": "true", "table.exec.mini-batch.allow-latency": "1 s",
             "table.exec.mini-batch.size": "5000"},
 }  # fmt: skip
@@ -43,7 +57,7 @@ SOURCE_OPTIONS = {
 }
 for _variant, _base in (("W1msg", "W1"), ("W2msg", "W2")):
     SINKS[_variant], QUERIES[_variant] = SINKS[_base], QUERIES[_base]
-BASE = {"W3D": "W3", "W2M": "W2", "W1msg": "W1", "W2msg": "W2"}  # what a variant compares with
+BASE = {"W3D": "W3", "W3R": "W3", "W4R": "W4", "W2M": "W2", "W1msg": "W1", "W2msg": "W2"}  # what a variant compares with
 
 
 def base(workload: str) -> str:
@@ -51,7 +65,7 @@ def base(workload: str) -> str:
 
 
 def uses_items(workload: str) -> bool:
-    return workload.startswith("W3")
+    return workload.startswith(("W3", "W4"))
 
 
 def kafka_job(workload: str, bootstrap: str, topics: dict[str, str], bounded: bool = True,

@@ -25,7 +25,7 @@ class Dataset:
     items: dict[tuple[int, int], dict] = field(default_factory=dict)  # live items at the end
 
     def events(self, workload: str) -> int:
-        return self.shape.orders + (self.shape.items if workload.startswith("W3") else 0)
+        return self.shape.orders + (self.shape.items if workload.startswith(("W3", "W4")) else 0)
 
 
 def write_files(shape: Shape, folder: Path) -> Dataset:
@@ -87,12 +87,26 @@ def expected(data: Dataset, workload: str) -> dict:
             count, total = groups.get(o["merchant_id"], (0, Decimal("0.00")))
             groups[o["merchant_id"]] = (count + 1, total + money(o["amount"]))
         return {(m,): (m, c, t) for m, (c, t) in groups.items()}
+    if workload == "W4":
+        return _w4(data)
     out = {}
     for o in data.orders.values():
         item = data.items.get((o["merchant_id"], o["item_id"]))
         if item is not None:
             out[(o["order_id"],)] = (o["order_id"], o["merchant_id"], o["item_id"],
                                      money(o["amount"]), item["item_name"], money(item["price"]))  # fmt: skip
+    return out
+
+
+def _w4(data: Dataset) -> dict:
+    out = {}
+    for o in data.orders.values():
+        item = data.items.get((o["merchant_id"], o["item_id"]))
+        first = data.items.get((o["merchant_id"], 0))
+        if item is not None and first is not None:
+            out[(o["order_id"],)] = (o["order_id"], o["merchant_id"], o["item_id"],
+                                     money(o["amount"]), item["item_name"], money(item["price"]),
+                                     first["item_name"])  # fmt: skip
     return out
 
 

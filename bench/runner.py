@@ -74,7 +74,7 @@ def run_once(ctx: Context, system: str, workload: str, check: bool) -> Run:
         run.correct, run.note = "failed", result["error"]
     elif check and not workload.startswith("W0"):
         run.correct = verify(ctx, base(workload), out)
-    if workload == "W3D" and system == "deltaflow" and not result.get("delta_join"):
+    if workload in ("W3", "W3D", "W4") and system == "deltaflow" and not result.get("delta_join"):
         run.note = "the planner did not plan a DeltaJoin; this ran the regular join"
     return run
 

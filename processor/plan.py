@@ -141,6 +141,8 @@ class MirrorSide:
     ``index`` are the scan-row columns lookups use and ``positions`` where each of them
     sits in the operator's key tuple (join keys or group keys, in that order).
     ``projection``/``condition`` are the Calc from a scan row to the operator's input row.
+    ``fixed``: (index position, value) of index columns the condition fixes to a constant
+    (``item_id = 0``), looked up with that value (their ``positions`` entry is -1).
     """
 
     mirror: str
@@ -149,6 +151,7 @@ class MirrorSide:
     positions: Key
     projection: tuple[Expr, ...]
     condition: Expr | None = None
+    fixed: tuple[tuple[int, object], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

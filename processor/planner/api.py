@@ -8,6 +8,7 @@ physical plan (``deltaflow.processor.plan``) and its EXPLAIN text.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from itertools import count
 
@@ -23,6 +24,7 @@ from deltaflow.processor.planner.rules.check_non_deterministic_updates import (
 )
 from deltaflow.processor.planner.rules.check_sink_compatibility import check_sink_compatibility
 from deltaflow.processor.planner.rules.insert_changelog_normalize import insert_changelog_normalize
+from deltaflow.processor.planner.rules.insert_drop_update_before import insert_drop_update_before
 from deltaflow.processor.planner.rules.insert_upsert_materializer import insert_upsert_materializer
 from deltaflow.processor.planner.rules.merge_calcs import merge_calcs
 from deltaflow.processor.planner.rules.push_filters import push_filters
@@ -36,6 +38,7 @@ from deltaflow.processor.sql import statements as S
 from deltaflow.processor.sql.ddl import CreateTable
 from deltaflow.processor.sql.script import parse_script
 
+_NOT_REWRITTEN = re.compile(r", deltaJoin=\[not rewritten: .*?\](?=, changelogMode=)")
 # Rules over the query tree, before trait inference, in order.
 TREE_RULES = (
     push_filters,
@@ -47,6 +50,7 @@ TREE_RULES = (
 # Rules over each sink after trait inference: result-preserving first, then the checks.
 SINK_RULES = (
     insert_upsert_materializer,
+    insert_drop_update_before,
     check_sink_compatibility,
     check_non_deterministic_updates,
     warn_keyless_joins,
@@ -86,7 +90,8 @@ def plan_job(sql: str, *, source_name: str = "<job>") -> PlannedJob:
         else:
             _declare(catalog, settings, stmt)
     sinks, texts = plan_inserts(catalog, settings, inserts)
-    hashed = texts
+    # why a join stays regular is no part of its state: a plan differing only there keeps it
+    hashed = [_NOT_REWRITTEN.sub("", text) for text in texts]
     ttl = settings.get("table.exec.state.ttl", "").strip()
     if ttl and parse_duration_ms(ttl, "table.exec.state.ttl") > 0:
         # TTL state stores a write time with each value: state of the other kind is refused

@@ -52,7 +52,7 @@ def plan_lookup(view: ViewPlan, cols: Key, strategy: str, what: str) -> str | No
         read = read_source(view.node, cols, what)
         if isinstance(read, str):
             return read
-        reason = choose_index(read, strategy)
+        reason = choose_index(read, strategy, constants=True)
         if reason is None:
             view.lookups[cols] = read
         return reason

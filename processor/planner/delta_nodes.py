@@ -15,7 +15,7 @@ from typing import Any
 from deltaflow.formats.errors import PlanError
 from deltaflow.processor import plan as P
 from deltaflow.processor.exprs.functions import is_deterministic
-from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, UdfCall, children
+from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, Literal, UdfCall, children
 from deltaflow.processor.plan import Key, Mode
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.catalog import CHANGELOG_FORMATS
@@ -32,6 +32,8 @@ class DeltaJoin(L.Join):
     right_index: Key = ()
     left_positions: Key = ()
     right_positions: Key = ()
+    left_fixed: tuple[tuple[int, object], ...] = ()
+    right_fixed: tuple[tuple[int, object], ...] = ()
     index_names: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     eventual: bool = False
     views: tuple[ViewPlan, ViewPlan] | None = None  # the inputs as lookups see them
@@ -90,6 +92,7 @@ class SourceRead:
     columns: Key  # scan column of each key position
     index: Key = ()
     positions: Key = ()
+    fixed: tuple[tuple[int, object], ...] = ()  # index positions the filter fixes: value
 
     @property
     def index_names(self) -> tuple[str, ...]:
@@ -129,7 +132,7 @@ def read_source(child: L.LNode, key: Key, what: str) -> SourceRead | str:
     calc = child if isinstance(child, L.Calc) else None
     scan = calc.inputs[0] if calc is not None else child
     if not isinstance(scan, L.Scan):
-        found = type(scan).__name__
+        found = "Join" if isinstance(scan, UnrewrittenJoin) else type(scan).__name__
         return (
             f"the {what} is not a source table read through projections and filters (found {found})"
         )
@@ -154,11 +157,15 @@ def read_source(child: L.LNode, key: Key, what: str) -> SourceRead | str:
     return SourceRead(scan, calc, tuple(columns))
 
 
-def choose_index(read: SourceRead, strategy: str) -> str | None:
+def choose_index(read: SourceRead, strategy: str, constants: bool = False) -> str | None:
     """Sets ``read.index``: the whole key when it is a primary-key prefix, else the table's
     ``'bucket.key'`` when the key holds it, else (not under AUTO) an index derived on the key.
+    With ``constants``, columns the read's filter fixes to a constant (``item_id = 0``) join
+    the key columns (not under AUTO), so a lookup reads only rows the filter keeps.
     Returns why no index serves the key under AUTO, else None."""
+    fixed = _fixed_columns(read) if constants and strategy != "AUTO" else {}
     cols = tuple(dict.fromkeys(read.columns))
+    cols += tuple(c for c in fixed if c not in cols)
     pk = read.scan.primary_key
     declared = bucket_key(read.scan)
     if strategy == "AUTO":
@@ -176,8 +183,40 @@ def choose_index(read: SourceRead, strategy: str) -> str | None:
     else:
         index = cols
     read.index = index
-    read.positions = tuple(read.columns.index(c) for c in index)
+    read.positions = tuple(read.columns.index(c) if c in read.columns else -1 for c in index)
+    read.fixed = tuple((j, fixed[c]) for j, c in enumerate(index) if c not in read.columns)
     return None
+
+
+def _fixed_columns(read: SourceRead) -> dict[int, object]:
+    """Scan columns the read's filter holds equal to a constant of their own type."""
+    if read.calc is None or read.calc.condition is None:
+        return {}
+    out: dict[int, object] = {}
+    for cond in _conjuncts(read.calc.condition):
+        if not (isinstance(cond, Call) and cond.op == "=" and len(cond.operands) == 2):
+            continue
+        ref, lit = cond.operands
+        if isinstance(lit, InputRef):
+            ref, lit = lit, ref
+        if (
+            isinstance(ref, InputRef)
+            and isinstance(lit, Literal)
+            and lit.value is not None
+            and lit.type.root == read.scan.fields[ref.index].type.root
+            and lit.type.root in _FIXABLE  # keys encode these as the rows' values
+        ):
+            out[ref.index] = lit.value
+    return out
+
+
+_FIXABLE = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT", "BOOLEAN", "VARCHAR", "STRING"})
+
+
+def _conjuncts(expr: Expr) -> list[Expr]:
+    if isinstance(expr, Call) and expr.op == "AND":
+        return [c for o in expr.operands for c in _conjuncts(o)]
+    return [expr]
 
 
 def bucket_key(scan: L.Scan) -> Key | None:
@@ -214,7 +253,9 @@ def non_deterministic(expr: Expr | None) -> str | None:
 # -- physical conversion ------------------------------------------------------------
 
 
-def _mirror_side(child: P.Node, index: Key, positions: Key) -> tuple[P.MirrorSide, P.Node]:
+def _mirror_side(
+    child: P.Node, index: Key, positions: Key, fixed: tuple = ()
+) -> tuple[P.MirrorSide, P.Node]:
     """How the delta operator reads ``child`` (a Calc over a scan, or a scan), and the scan.
 
     One mirror per scan, keyed by the table's primary key: every delta operator reading the
@@ -225,14 +266,18 @@ def _mirror_side(child: P.Node, index: Key, positions: Key) -> tuple[P.MirrorSid
         scan, condition = child, None
         projection = tuple(InputRef(f.type, i) for i, f in enumerate(child.fields))
     assert isinstance(scan, P.TableSourceScan)
-    return _side(scan, index, positions, projection, condition), scan
+    return _side(scan, index, positions, projection, condition, fixed), scan
 
 
 def build_delta_join(node: DeltaJoin, base: dict[str, Any]) -> P.Node:
     if node.cascade:
         return _build_cascade(node, base)
-    left, left_scan = _mirror_side(base["inputs"][0], node.left_index, node.left_positions)
-    right, right_scan = _mirror_side(base["inputs"][1], node.right_index, node.right_positions)
+    left, left_scan = _mirror_side(
+        base["inputs"][0], node.left_index, node.left_positions, node.left_fixed
+    )
+    right, right_scan = _mirror_side(
+        base["inputs"][1], node.right_index, node.right_positions, node.right_fixed
+    )
     return P.DeltaJoin(
         **{**base, "inputs": (left_scan, right_scan)},
         join_type=node.join_type,
@@ -288,7 +333,7 @@ def _view(view: ViewPlan, scans: list[P.Node], ports) -> P.DeltaView:
         lookups = []
         for key, read in view.lookups.items():
             projection, condition = _calc_of(read, scan)
-            side = _side(scan, read.index, read.positions, projection, condition)
+            side = _side(scan, read.index, read.positions, projection, condition, read.fixed)
             lookups.append(P.DeltaLookup(key=key, side=side))
         return P.DeltaView(
             kind="source", width=width, lookups=tuple(lookups), port=port,
@@ -320,7 +365,7 @@ def _calc_of(read: SourceRead, scan: P.Node) -> tuple[tuple[Expr, ...], Expr | N
     return tuple(read.calc.projection), read.calc.condition
 
 
-def _side(scan, index: Key, positions: Key, projection, condition) -> P.MirrorSide:
+def _side(scan, index: Key, positions: Key, projection, condition, fixed=()) -> P.MirrorSide:
     names = scan.names
     return P.MirrorSide(
         mirror=f"{scan.node_id}:Mirror:{scan.table}",
@@ -329,4 +374,5 @@ def _side(scan, index: Key, positions: Key, projection, condition) -> P.MirrorSi
         positions=positions,
         projection=tuple(projection),
         condition=condition,
+        fixed=tuple(fixed),
     )

@@ -301,11 +301,17 @@ class Sink(LNode):
     upsert_materialize: bool = False
 
     def accepts(self) -> Mode:
-        if self.table.connector == "upsert-kafka":
+        """As Flink's sinks: upsert-kafka and blackhole (which drops -U rows) take no -U."""
+        if self.table.connector in ("upsert-kafka", "blackhole"):
             return frozenset({I, UA, D})
-        if self.table.connector in ("print", "blackhole") or self.table.format in CHANGELOG_FORMATS:
+        if self.table.connector == "print" or self.table.format in CHANGELOG_FORMATS:
             return ALL
         return INSERT_ONLY
 
     def input_needs_update_before(self, needs: bool) -> list[bool]:
-        return [UB in self.accepts()]
+        """A sink taking only +U still asks for -U rows unless its primary key is exactly an
+        upsert key of its input (Flink: otherwise it falls back to "before and after")."""
+        if UB in self.accepts():
+            return [True]
+        keys = self.inputs[0].keys
+        return [bool(self.primary_key) and set(self.primary_key) not in [set(k) for k in keys]]

@@ -11,15 +11,24 @@ looked up as it is now, and, when the other input is outer, against its own inpu
 was before the batch (the mirror of the batch's source keeps the rows the batch replaced).
 This is exactly what the chain of regular joins would do with their states, since a
 regular join's state of one input is that input's current result: the output is the
-regular plan's changelog. Sources are distinct tables, so a batch's source is on one side
-of each join only: processing the sources' batches one after another is the delta-join
-rule d(A x B) = dA x B(old) + A(new) x dB, with nothing counted twice.
+regular plan's changelog. Processing the sources' batches one after another is the
+delta-join rule d(A x B) = dA x B(old) + A(new) x dB, with nothing counted twice.
+
+A table read at several leaves (TPC-H Q7's two nations) has its batch climb from each of
+its leaves, one after the other (``Round``): while one leaf's change climbs, the other
+leaves of that table are read as the regular joins' states would hold them, after the
+batch where their climb is done, before it where not. The order is the regular plan's: at
+the join where two such leaves meet, the scan itself as the right input takes the batch
+before the left input's subtree (it runs first in the regular graph), else left first.
 """
 
 from __future__ import annotations
 
+import functools
+
 from deltaflow.formats.changelog import Batch
 from deltaflow.processor.exprs.compile import compile_calc
+from deltaflow.processor.exprs.nodes import InputRef
 from deltaflow.processor.plan import Calc, DeltaJoinCascade, DeltaView, Key
 from deltaflow.processor.runtime.base import Operator, key_getter
 from deltaflow.processor.runtime.delta_join import JoinStep, Memo, memoizable, projector
@@ -41,20 +50,38 @@ def _sub_keys(keys: list[tuple], positions: Key) -> list[tuple]:
     return list(dict.fromkeys(tuple(k[p] for p in positions) for k in keys))
 
 
+class Round:
+    """The batch being applied and the ports that have taken it (for tables read twice)."""
+
+    def __init__(self) -> None:
+        self.batch: Batch | None = None
+        self.port = -1
+        self.done: set[int] = set()
+
+    def start(self, batch: Batch, port: int) -> None:
+        if batch is not self.batch:
+            self.batch, self.done = batch, set()
+        self.port = port
+
+    def finish(self) -> None:
+        self.done.add(self.port)
+
+
 class _Source:
     """A source's lookups; those by exactly its primary key with no Calc are remembered
     (``delta_join.Memo``) and forgotten by the keys of the source's own batches, which alone
-    change its mirror (sources are distinct tables in a cascade)."""
+    change its mirror, unless another leaf reads the same table (``twins``: ports)."""
 
-    def __init__(self, view: DeltaView, backend, ctx, types: list) -> None:
+    def __init__(self, view: DeltaView, backend, ctx, types: list, twins, clock: Round) -> None:
         self.readers = {
             lk.key: SourceReader(lk.side, lk.key, backend, ctx, types) for lk in view.lookups
         }
         self.first = next(iter(self.readers.values()))
+        self.port, self.twins, self.clock = view.port, twins, clock
         self.memos = {
             lk.key: Memo(self.readers[lk.key])
             for lk in view.lookups
-            if memoizable(lk.side, self.readers[lk.key])
+            if not twins and memoizable(lk.side, self.readers[lk.key])
         }
 
     def changes(self, batch: Batch) -> tuple[list[int], list[tuple]]:
@@ -64,6 +91,9 @@ class _Source:
         return kinds, rows
 
     def rows(self, key: Key, keys: list[tuple], before: Batch | None) -> Found:
+        clock = self.clock
+        if clock.port != self.port and clock.port in self.twins:  # a twin's batch climbs
+            before = None if self.port in clock.done else clock.batch
         memo = self.memos.get(key)
         if memo is None or before is not None:  # as before a batch: from the mirror
             return self.readers[key].rows(keys, before)
@@ -148,7 +178,14 @@ class DeltaCascadeOperator(Operator):
         self.eventual = node.eventual
         self.scan_types = [scan.types for scan in node.inputs]
         self.paths: dict[int, tuple[_Source, list]] = {}
+        self.clock = Round()
+        self.twins = {
+            port: {other for other, o in enumerate(node.inputs) if o is scan and other != port}
+            for port, scan in enumerate(node.inputs)
+        }
+        self.bare: dict[int, bool] = {}
         root, _ = self._build(node.tree, backend, ctx)
+        self.rounds = {port: self._round_order(port) for port, twins in self.twins.items() if twins}
         self.project = projector(fused)
         if isinstance(root, _Join):
             root.step.project, self.project = self.project, None
@@ -157,9 +194,15 @@ class DeltaCascadeOperator(Operator):
         """The runtime node of ``view``; returns it with the paths of its leaves, each the
         list of (ancestor, side) from the leaf up, appended to as the ancestors are built."""
         if view.kind == "source":
-            source = _Source(view, backend, ctx, self.scan_types[view.port])
+            port = view.port
+            source = _Source(
+                view, backend, ctx, self.scan_types[port], self.twins[port], self.clock
+            )
             path: list = []
             self.paths[view.port] = (source, path)
+            self.bare[port] = view.condition is None and all(
+                isinstance(e, InputRef) and e.index == i for i, e in enumerate(view.projection)
+            )
             return source, [path]
         built = [self._build(child, backend, ctx) for child in view.inputs]
         if view.kind == "calc":
@@ -173,15 +216,49 @@ class DeltaCascadeOperator(Operator):
                 paths.append(path)
         return node, paths
 
+    def _round_order(self, port: int) -> list[int]:
+        """The ports of ``port``'s table in the order the regular joins would take a batch."""
+
+        def first(p: int, q: int) -> int:
+            ups = {id(node): side for node, side in self.paths[q][1]}
+            for depth, (node, side) in enumerate(self.paths[p][1]):
+                if id(node) in ups and ups[id(node)] != side:  # where the two leaves meet
+                    q_depth = next(
+                        i for i, (n, _) in enumerate(self.paths[q][1]) if n is node
+                    )
+                    right_bare = self.bare[p] if side == 1 else self.bare[q]
+                    right_direct = (depth if side == 1 else q_depth) == 0
+                    lead = 1 if right_bare and right_direct else 0
+                    return -1 if side == lead else 1
+            return 0
+
+        return sorted([port, *self.twins[port]], key=functools.cmp_to_key(first))
+
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
             return Batch()
+        if port not in self.rounds:
+            return self._climb(batch, port)
+        clock = self.clock
+        if batch is clock.batch and port in clock.done:
+            return Batch()  # climbed already, in its turn, when the first port took the batch
+        out = Batch()
+        for p in self.rounds[port]:
+            if batch is not clock.batch or p not in clock.done:
+                out.extend(self._climb(batch, p))
+        return out
+
+    def _climb(self, batch: Batch, port: int) -> Batch:
         source, path = self.paths[port]
-        kinds, rows = source.changes(batch)
-        for node, side in path:
-            if not rows:
-                return Batch()
-            kinds, rows = node.change(kinds, rows, side, batch)
+        self.clock.start(batch, port)
+        try:
+            kinds, rows = source.changes(batch)
+            for node, side in path:
+                if not rows:
+                    return Batch()
+                kinds, rows = node.change(kinds, rows, side, batch)
+        finally:
+            self.clock.finish()
         if self.project is not None:
             rows = map(self.project, rows)
         return Batch(list(kinds), list(rows))

@@ -3,6 +3,7 @@
 What a node needs of its input, by the kind of node:
 
 - a ``Calc``: the columns its projections and condition read;
+- a ``DropUpdateBefore``: what its own consumers need;
 - a regular ``Join``: its keys, the columns its condition reads, and the columns
   its own consumers need of its output (left columns, then right columns);
 - a two-way ``DeltaJoin`` (inputs: the scans): of each scan, what the side's Calc
@@ -20,7 +21,15 @@ compare whole rows (a join's state) see None in the same places on every row.
 from __future__ import annotations
 
 from deltaflow.processor.exprs.nodes import input_refs
-from deltaflow.processor.plan import Calc, DeltaJoin, JobPlan, Join, Node, TableSourceScan
+from deltaflow.processor.plan import (
+    Calc,
+    DeltaJoin,
+    DropUpdateBefore,
+    JobPlan,
+    Join,
+    Node,
+    TableSourceScan,
+)
 
 
 class _Demand:
@@ -61,6 +70,8 @@ class _Demand:
             if consumer.condition is not None:
                 used |= input_refs(consumer.condition)
             return used
+        if isinstance(consumer, DropUpdateBefore):
+            return self.of(consumer)
         if type(consumer) is Join and consumer.inputs[0] is not consumer.inputs[1]:
             return self._join_reads(consumer, consumer.inputs[0] is child)
         if type(consumer) is DeltaJoin:

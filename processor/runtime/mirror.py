@@ -133,7 +133,8 @@ class SourceReader:
         self.index = index_name(side.index)
         self.positions = side.positions
         # the lookup keys are the operator's keys themselves
-        self.same_keys = tuple(side.positions) == tuple(range(len(key)))
+        self.same_keys = not side.fixed and tuple(side.positions) == tuple(range(len(key)))
+        self.fixed = dict(side.fixed)
         self.key_of = key_getter(key)
         self.width = len(side.projection)
         identity = side.condition is None and all(
@@ -155,6 +156,14 @@ class SourceReader:
         positions = self.positions
         if self.same_keys:
             lookups = list(dict.fromkeys(keys))
+        elif self.fixed:
+            fixed = self.fixed
+            lookups = list(
+                dict.fromkeys(
+                    tuple(fixed[j] if j in fixed else k[p] for j, p in enumerate(positions))
+                    for k in keys
+                )
+            )
         else:
             lookups = list(dict.fromkeys(tuple(k[p] for p in positions) for k in keys))
         found = self.mirror.lookup(self.index, lookups, before)

@@ -1,5 +1,7 @@
 """The delta pass: every join and aggregate case again with the delta rewrites forced.
 
+The reference is deltaflow's regular plan: the case's own run, or, when AUTO planned delta
+joins there (the default), a run with ``table.optimizer.delta-join.strategy`` = NONE.
 For each runnable case whose regular plan has a Join or a GroupAggregate, deltaflow runs
 the same job once more per kind with ``table.optimizer.delta-join.strategy`` (join) or
 ``table.optimizer.delta-agg.strategy`` (agg) set to FORCE:
@@ -52,10 +54,18 @@ class DeltaResult:
 
 
 def kinds_of(plan: str | None) -> list[str]:
-    """The delta rewrites worth forcing on a regular plan (deltaflow's EXPLAIN text)."""
+    """The delta rewrites worth forcing on a plan at default settings (deltaflow's EXPLAIN
+    text): a join left regular, or one AUTO made a delta join already, and an aggregate."""
     if not plan:
         return []
-    return [k for k, pattern in (("join", _JOIN), ("agg", _AGG)) if pattern.search(plan)]
+    found = [k for k, pattern in (("join", _JOIN), ("agg", _AGG)) if pattern.search(plan)]
+    if "DeltaJoin(" in plan and "join" not in found:
+        found.insert(0, "join")
+    return found
+
+
+def regular_sql(sql: str) -> str:
+    return f"SET '{STRATEGY['join']}' = 'NONE';\n{sql}"
 
 
 def delta_sql(sql: str, kind: str) -> str:
@@ -68,6 +78,10 @@ def run_case(case, workdir, regular: dict, flink: dict) -> list[DeltaResult]:
     if not case.runs or regular.get("lines") is None:
         return []
     out = []
+    if "DeltaJoin(" in (regular.get("plan") or ""):  # AUTO's delta joins: NONE as reference
+        regular = run_deltaflow(regular_sql(case.job_sql()), workdir, True)
+        if regular.get("plan_error") or regular.get("lines") is None:
+            return [DeltaResult(case.id, "join", "differ", f"NONE run failed: {regular}"[:300])]
     for kind in kinds_of(regular.get("plan")):
         result = run_deltaflow(delta_sql(case.job_sql(), kind), workdir, True, POLL_RECORDS)
         out.append(judge(case.id, kind, result, regular, flink))

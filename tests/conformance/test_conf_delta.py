@@ -16,6 +16,8 @@ def test_kinds_come_from_the_regular_plan_nodes():
     assert kinds_of(plan) == ["join", "agg"]
     assert kinds_of("Sink(..)\n+- WindowAggregate(..)\n   +- LookupJoin(..)") == []
     assert kinds_of(None) == []
+    auto = "Sink(..)\n+- GroupAggregate(groupBy=[k])\n   +- DeltaJoin(joinType=[InnerJoin])"
+    assert kinds_of(auto) == ["join", "agg"]  # AUTO's delta join: the pass still forces joins
 
 
 def test_eventual_emits_the_additions_and_keeps_what_was_retracted():

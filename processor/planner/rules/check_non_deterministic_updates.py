@@ -1,46 +1,109 @@
 """``table.optimizer.non-deterministic-update.strategy`` = TRY_RESOLVE: a non-deterministic
-function evaluated over updates without an upsert key fails, with Flink's message."""
+value that an update must reproduce fails the plan, with Flink's message.
+
+As Flink, top-down from each sink with a set of columns each node's output must keep
+deterministic (the columns a consumer matches a retraction by), checked against the node
+and carried to its inputs:
+
+* a sink over updates needs every column, except a keyed sink over an input with an upsert
+  key, which updates by key and needs none;
+* a Calc over updates fails on a non-deterministic condition, or on a needed column made by a
+  non-deterministic function (``UUID()``, ``RAND()``, ``NOW()``, ...), and needs the input
+  columns its needed columns read;
+* a regular join needs, of each updating input, the columns the output needs plus the
+  input's upsert key (every column without one), and fails on a non-deterministic condition;
+* a GROUP BY over updates needs its group keys and the columns its aggregates read; a rank
+  or other stateful node over updates needs every input column;
+* a CDC source fails when a needed column is a metadata column.
+Insert-only inputs need nothing: their values are stored as they were first computed.
+"""
 
 from __future__ import annotations
 
 from deltaflow.formats.errors import PlanError
 from deltaflow.processor.exprs.functions import is_deterministic
-from deltaflow.processor.exprs.nodes import Call, Expr, UdfCall, children
+from deltaflow.processor.exprs.nodes import Call, Expr, Literal, UdfCall, children, input_refs
 from deltaflow.processor.planner import logical as L
+from deltaflow.processor.planner.explain import render
+
+Need = frozenset[int]
+NONE: Need = frozenset()
 
 
 def check_non_deterministic_updates(sink: L.Sink, settings: dict[str, str]) -> L.Sink:
     strategy = settings.get("table.optimizer.non-deterministic-update.strategy", "IGNORE").upper()
     if strategy == "TRY_RESOLVE":
-        _visit(sink)
+        child = sink.inputs[0]
+        keyed = bool(sink.primary_key and child.keys)
+        _visit(child, NONE if keyed or _insert_only(child) else _all(child))
     return sink
 
 
-def _visit(node: L.LNode) -> None:
-    for child in node.inputs:
-        _visit(child)
-    if (
-        isinstance(node, L.Scan)
-        and node.mode != L.INSERT_ONLY
-        and node.table.metadata
-        and not node.keys
-    ):
-        cols = ", ".join(f"'{c.name}'" for c in node.table.metadata)
-        raise PlanError(
-            f"The metadata column(s): {cols} in cdc source may cause wrong result or error on downstream "
-            "operators, please consider removing these columns or use a non-cdc source that only has insert messages."
-        )
-    if (
-        not isinstance(node, L.Calc)
-        or not node.inputs
-        or node.inputs[0].mode == L.INSERT_ONLY
-        or node.inputs[0].keys
-    ):
+def _insert_only(node: L.LNode) -> bool:
+    return node.mode == L.INSERT_ONLY
+
+
+def _all(node: L.LNode) -> Need:
+    return frozenset(range(len(node.fields)))
+
+
+def _visit(node: L.LNode, need: Need) -> None:
+    if isinstance(node, L.Scan):
+        _scan(node, need)
+    elif isinstance(node, L.Calc):
+        _calc(node, need)
+    elif isinstance(node, L.Join):
+        _join(node, need)
+    elif isinstance(node, L.LookupJoin):
+        _condition(node, node.condition, node.inputs[0])
+        _visit(node.inputs[0], frozenset(c for c in need if c < len(node.inputs[0].fields)))
+    elif type(node) is L.Aggregate and not _insert_only(node.inputs[0]):
+        _visit(node.inputs[0], _aggregated(node))
+    elif isinstance(node, L.Union | L.DropUpdateBefore):
+        for child in node.inputs:
+            _visit(child, NONE if _insert_only(child) else need)
+    else:  # stateful: retracts its state by whole input rows
+        for child in node.inputs:
+            _visit(child, NONE if _insert_only(child) else _all(child))
+
+
+def _aggregated(node: L.Aggregate) -> Need:
+    """The group keys and the columns the aggregates read (a COUNT of a NOT NULL column
+    counts rows, as Flink rewrites it to COUNT(*), and reads nothing)."""
+    child = node.inputs[0]
+    need = set(node.group_keys)
+    for call in node.aggs:
+        if call.filter_arg is not None:
+            need.add(call.filter_arg)
+        counts_rows = call.function.upper() == "COUNT" and not call.distinct
+        if not (counts_rows and all(not child.fields[a].type.nullable for a in call.args)):
+            need |= set(call.args)
+    return frozenset(need)
+
+
+def _scan(node: L.Scan, need: Need) -> None:
+    if _insert_only(node) or not need:
         return
+    metadata = {c.name for c in node.table.metadata}
+    bad = [f.name for i, f in enumerate(node.fields) if i in need and f.name in metadata]
+    if bad:
+        raise PlanError(
+            f"The metadata column(s): '{', '.join(bad)}' in cdc source may cause wrong result or "
+            "error on downstream operators, please consider removing these columns or use a "
+            "non-cdc source that only has insert messages."
+        )
+
+
+def _calc(node: L.Calc, need: Need) -> None:
+    child = node.inputs[0]
+    if _insert_only(child):
+        _visit(child, NONE)
+        return
+    _condition(node, node.condition, child)
     bad = [
         (node.fields[i].name, fn)
-        for i, e in enumerate(node.projection)
-        if (fn := _non_deterministic(e))
+        for i in sorted(need)
+        if (fn := _non_deterministic(node.projection[i], projected=True))
     ]
     if bad:
         cols = ", ".join(
@@ -53,15 +116,59 @@ def _visit(node: L.LNode) -> None:
             "messages. Please consider removing these non-deterministic columns or making them "
             "deterministic by using deterministic functions."
         )
+    below: set[int] = set()
+    for i in need:
+        below |= input_refs(node.projection[i])
+    _visit(child, frozenset(below))
 
 
-def _non_deterministic(expr: Expr) -> str | None:
+def _join(node: L.Join, need: Need) -> None:
+    if not all(_insert_only(c) for c in node.inputs):
+        _condition(node, node.condition, node.inputs[0], node.inputs[1])
+    width = len(node.inputs[0].fields)
+    for side, child in enumerate(node.inputs):
+        if _insert_only(child):
+            _visit(child, NONE)
+            continue
+        lo = width * side
+        mine = {c - lo for c in need if lo <= c < lo + len(child.fields)}
+        if child.keys:
+            _visit(child, frozenset(mine | set(child.keys[0])))
+        else:
+            _visit(child, _all(child))
+
+
+def _condition(node: L.LNode, cond: Expr | None, *inputs: L.LNode) -> None:
+    fn = _non_deterministic(cond) if cond is not None else None
+    if fn and not all(_insert_only(c) for c in inputs):
+        names = [f.name for c in node.inputs for f in c.fields]
+        raise PlanError(
+            f"There exists non deterministic function: '{fn}' in condition: "
+            f"'{_flink_text(cond, names)}' which may cause wrong result in update pipeline."
+        )
+
+
+def _flink_text(expr: Expr, names: list[str]) -> str:
+    """``render`` with literals as Flink's digest shows them: no implicit cast, decimals
+    typed (``0.5:DECIMAL(2, 1)``)."""
+    if isinstance(expr, Call) and expr.op == "CAST" and isinstance(expr.operands[0], Literal):
+        return _flink_text(expr.operands[0], names)
+    if isinstance(expr, Literal) and expr.type.root == "DECIMAL" and expr.value is not None:
+        scale = expr.type.scale or 0
+        return f"{expr.value}:DECIMAL({max(expr.type.precision or 1, scale + 1)}, {scale})"
+    if isinstance(expr, Call) and expr.operands and expr.op not in ("CAST", "TRY_CAST"):
+        return f"{expr.op}({', '.join(_flink_text(o, names) for o in expr.operands)})"
+    return render(expr, names)
+
+
+def _non_deterministic(expr: Expr, projected: bool = False) -> str | None:
     if isinstance(expr, Call) and not is_deterministic(expr.op):
-        return expr.op
+        # a projected processing time is materialized as a value, so Flink names it so
+        return "PROCTIME_MATERIALIZE" if projected and expr.op == "PROCTIME" else expr.op
     if isinstance(expr, UdfCall) and not expr.deterministic:
         return expr.name
     for child in children(expr):
-        found = _non_deterministic(child)
+        found = _non_deterministic(child, projected)
         if found:
             return found
     return None

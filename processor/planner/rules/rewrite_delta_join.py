@@ -1,13 +1,15 @@
 """``table.optimizer.delta-join.strategy``: a regular join of two mirrored sources becomes a
 DeltaJoin, which keeps no join state and looks each change up in the other side's mirror.
 
-Values: NONE never rewrites. AUTO (the default, as in Flink) rewrites only when both tables
-declare an index on the join key with ``'bucket.key'`` (Flink rewrites only sources whose
-storage offers lookups, i.e. Fluss tables, never Kafka ones, so plans of existing jobs stay
-Flink's); when AUTO is set explicitly, a join left alone says why on its EXPLAIN line. FORCE
-rewrites every join, deriving the indexes it needs, and fails with the reason when a join is
-not eligible. EVENTUAL (VVR) is FORCE with VVR's eventual output: only +I/+U, retractions
-are not emitted, so a stale joined row stays until overwritten by its key.
+Values: NONE never rewrites. AUTO (the default) rewrites every eligible join, deriving the
+indexes its lookups need (an index on the lookup columns, or the table's ``'bucket.key'``
+when the columns hold it); a join left regular says why on its EXPLAIN line
+(``deltaJoin=[not rewritten: ...]``). Flink's AUTO rewrites only sources whose storage offers
+lookups (Fluss tables), so for Kafka CDC sources deltaflow's plans show DeltaJoin where
+Flink's show Join, with the same changelog (docs/FLINK_COMPATIBILITY.md). FORCE is AUTO
+that fails with the reason when a join is not eligible. EVENTUAL (VVR) is FORCE with VVR's
+eventual output: only +I/+U, retractions are not emitted, so a stale joined row stays until
+overwritten by its key.
 
 Eligible: an equi-join whose inputs are each a changelog source with a primary key under at
 most one Calc (projections and filters, merged), join keys that are plain source columns,
@@ -17,10 +19,12 @@ read the same scan (a self-join); two differently hinted scans of one table may 
 Cascades: an input may also be a lower delta join, or a deterministic Calc over one
 (``A JOIN B ON .. JOIN C ON ..``, bushy ``(A JOIN B) JOIN (C JOIN D)``, any join types):
 the join is then looked up through the lower join's sources (``delta_cascade``), each
-lookup needing an index (under AUTO a declared 'bucket.key'), and a join key of a lower
-join's rows must hold at least one plain column of a source. Every table appears once in a
-cascade (a self-join stays a single two-input delta join). The physical plan runs the
-whole cascade as one operator (``DeltaJoinCascade``) with no join state.
+lookup needing an index, and a join key of a lower join's rows must hold at least one plain
+column of a source. A table may be read more than once in a cascade (TPC-H Q7 reads
+``nation`` as the supplier's and the customer's nation): its leaves share one mirror, and
+the operator applies a batch of it to one leaf after the other
+(``runtime/delta_cascade``). The physical plan runs the whole cascade as one operator
+(``DeltaJoinCascade``) with no join state.
 EVENTUAL also needs an INNER join and, unless
 ``table.optimizer.delta-join.ignore-non-unique-key-filter`` = true, no filter on columns
 outside the primary key (an update moving a row out of such a filter would leave it stale).
@@ -68,9 +72,7 @@ def rewrite_delta_join(node: L.LNode, settings: dict[str, str]) -> L.LNode:
             f"rewrite_delta_join): {reads}; SET it to 'AUTO' or 'NONE' to keep the regular join",
             node=describe(node),
         )
-    if STRATEGY in settings:
-        return _copy(node, UnrewrittenJoin, reason=reads)
-    return node
+    return _copy(node, UnrewrittenJoin, reason=reads)
 
 
 def _eligible(
@@ -95,27 +97,19 @@ def _eligible(
         reason = _eventual_reason(node, (left, right), settings)
         if reason:
             return reason
-    reason = plan_lookup(left, node.left_keys, strategy, "left input")
-    return reason or plan_lookup(right, node.right_keys, strategy, "right input") or (left, right)
+    derived = "FORCE" if strategy == "AUTO" else strategy  # AUTO derives indexes as FORCE
+    reason = plan_lookup(left, node.left_keys, derived, "left input")
+    return reason or plan_lookup(right, node.right_keys, derived, "right input") or (left, right)
 
 
 def _tables_reason(left: ViewPlan, right: ViewPlan) -> str | None:
-    if left.kind == "source" and right.kind == "source":
-        assert left.read is not None and right.read is not None
-        lscan, rscan = left.read.scan, right.read.scan
-        if lscan is not rscan and lscan.table.name == rscan.table.name:
-            return f"both sides read table {lscan.table.name} through differently hinted scans"
-        return None
-    seen: set[str] = set()
+    """Leaves reading one table must read it through one scan (whose mirror they share)."""
+    scans: dict[str, L.Scan] = {}
     for leaf in leaves(left) + leaves(right):
         assert leaf.read is not None
-        name = leaf.read.scan.table.name
-        if name in seen:
-            return (
-                f"table {name} is read twice in this cascade of joins (a self-join is a delta "
-                "join only as a single join of two sources)"
-            )
-        seen.add(name)
+        scan = leaf.read.scan
+        if scans.setdefault(scan.table.name, scan) is not scan:
+            return f"it reads table {scan.table.name} through differently hinted scans"
     return None
 
 
@@ -158,6 +152,8 @@ def _delta(node: L.Join, left: ViewPlan, right: ViewPlan, eventual: bool) -> Del
         right_index=rread.index if rread else (),
         left_positions=lread.positions if lread else (),
         right_positions=rread.positions if rread else (),
+        left_fixed=lread.fixed if lread else (),
+        right_fixed=rread.fixed if rread else (),
         index_names=(
             lookup_names(left, node.left_keys),
             lookup_names(right, node.right_keys),

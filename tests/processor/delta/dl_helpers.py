@@ -29,6 +29,13 @@ CREATE TABLE b (rid INT, k INT, w INT, PRIMARY KEY (rid) NOT ENFORCED)
   WITH ('connector' = 'kafka', 'topic' = 'b', 'format' = 'debezium-json');
 """
 FORCE_JOIN = "SET 'table.optimizer.delta-join.strategy' = 'FORCE';\n"
+REGULAR_JOIN = "SET 'table.optimizer.delta-join.strategy' = 'NONE';\n"
+
+
+def baseline(sql: str) -> str:
+    """``sql`` with regular joins unless it SETs a delta-join strategy: the reference the
+    delta runs are compared with (AUTO, the default, plans delta joins)."""
+    return sql if "delta-join.strategy" in sql else REGULAR_JOIN + sql
 FORCE_AGG = "SET 'table.optimizer.delta-agg.strategy' = 'FORCE';\n"
 
 # One op: (table 0/1, primary key, delete?, k, value). An op on an absent key inserts it,
@@ -82,8 +89,8 @@ def scan_ids(node: P.Node, out: dict[str, int]) -> dict[str, int]:
 
 def run(sql: str, steps: list[tuple[str, Batch]]) -> list[list[tuple[int, tuple]]]:
     """Each step's batch pushed through the planned job on a fresh LMDB directory; the one
-    sink's changes per step."""
-    plan = plan_job(sql).plan
+    sink's changes per step. Joins are regular unless ``sql`` SETs a strategy."""
+    plan = plan_job(baseline(sql)).plan
     (sink,) = plan.sinks
     ids = scan_ids(sink, {})
     out = []
@@ -104,8 +111,9 @@ def final(outputs: list[list[tuple[int, tuple]]]) -> Counter:
 
 
 def find(sql: str, cls: type) -> P.Node | None:
-    """The first node of type ``cls`` below the job's first sink, or None."""
-    todo = [plan_job(sql).plan.sinks[0]]
+    """The first node of type ``cls`` below the job's first sink, or None (joins regular
+    unless ``sql`` SETs a strategy)."""
+    todo = [plan_job(baseline(sql)).plan.sinks[0]]
     while todo:
         node = todo.pop()
         if type(node) is cls:

@@ -1,17 +1,21 @@
-"""CPU time and state bytes of a three-way join as regular joins and as a cascade of delta
-joins: ``python tests/processor/delta/measure_cascade.py [orders]``.
+"""CPU time, state bytes and peak RSS of a three-way join as regular joins and as a cascade
+of delta joins: ``python tests/processor/delta/measure_cascade.py [orders]``.
 
 orders JOIN customers ON customer_id LEFT JOIN regions ON region_id, with ``orders`` order
 changes, a tenth as many customer changes and a thousandth as many region changes (inserts,
 updates moving rows between join keys, a tenth deletes), interleaved in batches of 1000
 orders, 100 customers and 1 region, pushed through the planned graph on a fresh LMDB
-directory (a commit every 50 batches). Prints events per CPU second and
-``StateBackend.stats()`` per table for NONE and FORCE.
+directory (a commit every 50 batches). Prints events per CPU second, the state bytes
+(``StateBackend.stats()`` per table) and the peak RSS for NONE and AUTO (the default), each
+in its own process so that the RSS is its own.
 """
 
 from __future__ import annotations
 
+import json
 import random
+import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -106,17 +110,28 @@ def measure(strategy: str, work: list[tuple[str, Batch]]) -> tuple[float, list]:
         return time.process_time() - start, backend.stats()
 
 
-def main() -> None:
-    n_orders = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+def one(strategy: str, n_orders: int) -> None:
     work = steps(n_orders)
+    cpu, stats = measure(strategy, work)
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     events = sum(len(b) for _, b in work)
-    for strategy in ("NONE", "FORCE"):
-        cpu, stats = measure(strategy, work)
-        total = sum(size for _, _, size in stats)
+    print(json.dumps({"events": events, "cpu": cpu, "stats": stats, "rss_mb": rss_mb}))
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--one"]:
+        one(sys.argv[2], int(sys.argv[3]))
+        return
+    n_orders = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    for strategy in ("NONE", "AUTO"):
+        cmd = [sys.executable, __file__, "--one", strategy, str(n_orders)]
+        got = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+        total = sum(size for _, _, size in got["stats"])
         print(
-            f"{strategy}: {events:,} changes, {events / cpu:,.0f} per CPU s, {total:,} state bytes"
+            f"{strategy}: {got['events']:,} changes, {got['events'] / got['cpu']:,.0f} per CPU s, "
+            f"{total:,} state bytes, peak RSS {got['rss_mb']:.0f} MB"
         )
-        for table, entries, size in stats:
+        for table, entries, size in got["stats"]:
             print(f"  {table}: {entries:,} entries, {size:,} bytes")
 
 

@@ -1,6 +1,7 @@
 """Planning of cascading delta joins: EXPLAIN shows one DeltaJoin per join with the index
 each input is looked up by, the physical plan is one DeltaJoinCascade over the sources, AUTO
-needs a declared 'bucket.key' on every lookup, and FORCE names why a cascade is refused."""
+derives the indexes as FORCE does, a table may be read twice, and FORCE names why a cascade
+is refused."""
 
 from __future__ import annotations
 
@@ -60,26 +61,27 @@ def test_one_operator_reads_the_three_scans_and_b_is_looked_up_two_ways():
     assert (ab_by_w.key, ab_by_w.via, ab_by_w.via_key) == ((5,), 1, (2,))
 
 
-def test_auto_rewrites_a_cascade_when_every_lookup_has_a_declared_bucket_key():
-    star = "SELECT a.id, b.rid, c.cid FROM a JOIN b ON a.k = b.k JOIN c ON a.k = c.w"
-    auto = "SET 'table.optimizer.delta-join.strategy' = 'AUTO';\n"
-    assert find(job(star, auto, a="k", b="k", c="w"), P.DeltaJoinCascade) is not None
-    text = plan_job(job(CHAIN, auto, a="k", b="k", c="w")).explain()
-    assert (
-        "deltaJoin=[not rewritten: table b declares no 'bucket.key' within the lookup columns [w]"
-        in text
-    )
-    assert "DeltaJoin(joinType=[InnerJoin], where=[=(k, k0)]" in text  # the lower join alone
-    assert find(job(CHAIN, "", a="k", b="k", c="w"), P.DeltaJoinCascade) is None
+def test_auto_by_default_plans_the_cascade_force_plans_deriving_the_indexes():
+    assert plan_job(job(CHAIN, "")).explain() == plan_job(job(CHAIN)).explain()
+    auto = "SET 'table.optimizer.delta-join.strategy' = 'AUTO';\n"  # find() defaults to NONE
+    node = find(job(CHAIN, auto, b="k"), P.DeltaJoinCascade)
+    b = node.tree.inputs[0].inputs[1]
+    # b by its declared bucket key k (a's changes) and by a derived index on w (c's changes)
+    assert sorted(lk.side.index for lk in b.lookups) == [(1,), (2,)]
+
+
+def test_a_table_read_twice_in_a_cascade_is_one_scan_at_two_ports():
+    query = "SELECT a.id, b.rid, x.id FROM a JOIN b ON a.k = b.k JOIN a AS x ON b.w = x.k"
+    node = find(job(query), P.DeltaJoinCascade)
+    assert [scan.table.rsplit(".", 1)[-1] for scan in node.inputs] == ["a", "b", "a"]
+    assert node.inputs[0] is node.inputs[2]
+    text = plan_job(job(query, "")).explain()
+    assert text.count("DeltaJoin(") == 2 and "deltaJoin=[not rewritten" not in text
 
 
 @pytest.mark.parametrize(
     "query,reason",
     [
-        (
-            "SELECT a.id, b.rid, x.id FROM a JOIN b ON a.k = b.k JOIN a AS x ON b.w = x.k",
-            "table a is read twice in this cascade of joins",
-        ),
         (
             "SELECT a.id, b.rid, c.cid FROM a JOIN b ON a.k = b.k JOIN c ON a.v + b.w = c.w",
             "no equality between the two sides",
@@ -98,9 +100,10 @@ def test_force_refuses_a_cascade_naming_the_reason(query, reason):
 
 
 def test_a_regular_join_below_is_named_as_such():
-    auto = "SET 'table.optimizer.delta-join.strategy' = 'AUTO';\n"
-    text = plan_job(job(CHAIN, auto)).explain()
+    lower_without_equality = CHAIN.replace("ON a.k = b.k", "ON a.k < b.k")
+    text = plan_job(job(lower_without_equality, "")).explain()
     assert "not rewritten: the left input is a join that is not a delta join itself" in text
+    assert "not rewritten: it has no equality between the two sides" in text
 
 
 EVENTUAL = "SET 'table.optimizer.delta-join.strategy' = 'EVENTUAL';\n"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from dl_helpers import FORCE_JOIN, final, find, run, scan_ids
+from dl_helpers import FORCE_JOIN, baseline, final, find, run, scan_ids
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -229,8 +229,9 @@ def test_eventual_cascade_emits_the_regular_joins_additions_only(ops, size):
 def run_sinks(sql: str, steps, path, cut: int | None = None) -> list[list[Counter]]:
     """Each step pushed through the planned job on LMDB at ``path``: per sink, the changes
     of each step. With ``cut``, the graph is dropped after that many steps (state committed)
-    and a new one continues on the reopened directory."""
-    plan = plan_job(sql).plan
+    and a new one continues on the reopened directory. Joins regular unless ``sql`` SETs a
+    strategy."""
+    plan = plan_job(baseline(sql)).plan
     ids: dict[str, int] = {}
     for sink in plan.sinks:
         scan_ids(sink, ids)
@@ -334,3 +335,59 @@ def test_a_lower_outer_join_with_a_condition_looked_up_by_its_preserved_side(j2,
 
     ab = join(t["a"], t["b"], "LEFT", on, 3, 3)
     assert final(delta) == Counter(join(ab, t["c"], j2, lambda x, y: eq(x[2], y[1]), 6, 3))
+
+
+@pytest.mark.parametrize("j1,j2", [("INNER", "INNER"), ("LEFT", "LEFT"), ("INNER", "FULL"), ("RIGHT", "LEFT")])
+@settings(max_examples=25, deadline=None)
+@given(ops=st.lists(op_st, min_size=1, max_size=40), size=st.integers(1, 5))
+def test_a_table_read_twice_in_a_cascade(j1, j2, ops, size):
+    """a j1 b ON a.k = b.k j2 a AS x ON b.w = x.v (TPC-H Q7's two nations): a batch of a
+    changes two leaves of the cascade; each of its changes is joined once per leaf, against
+    the other leaf as the regular joins' states hold it."""
+    query = f"SELECT * FROM a {j1} JOIN b ON a.k = b.k {j2} JOIN a AS x ON b.w = x.v"
+    cols = "id INT, ak INT, v INT, rid INT, bk INT, w INT, xid INT, xk INT, xv INT"
+    sql = TABLES + SINK.format(cols=cols) + f"INSERT INTO out_t {query};"
+    steps = history(ops, size, 2)
+    delta = compare(sql, steps)
+    t = tables_at_end(steps)
+    ab = join(t["a"], t["b"], j1, lambda x, y: eq(x[1], y[1]), 3, 3)
+    assert final(delta) == Counter(join(ab, t["a"], j2, lambda x, y: eq(x[5], y[2]), 6, 3))
+
+
+@pytest.mark.parametrize("j", ["INNER", "LEFT", "FULL"])
+@settings(max_examples=25, deadline=None)
+@given(ops=st.lists(op_st, min_size=1, max_size=50), size=st.integers(1, 5))
+def test_a_table_read_on_both_sides_of_a_bushy_cascade(j, ops, size):
+    """(a JOIN b) j (c JOIN a AS x): the two leaves of a meet only at the top join."""
+    query = (
+        "SELECT ab.*, cx.* FROM (SELECT a.id, a.k, a.v, b.rid, b.k AS bk, b.w FROM a "
+        "JOIN b ON a.k = b.k) AS ab "
+        f"{j} JOIN (SELECT c.cid, c.w AS cw, c.z, x.id AS xid, x.k AS xk, x.v AS xv FROM c "
+        "JOIN a AS x ON c.z = x.v) AS cx ON ab.w = cx.cw"
+    )
+    cols = ALL_COLS + ", xid INT, xk INT, xv INT"
+    sql = TABLES + SINK.format(cols=cols) + f"INSERT INTO out_t {query};"
+    steps = history(ops, size, 3)
+    delta = compare(sql, steps)
+    t = tables_at_end(steps)
+    ab = join(t["a"], t["b"], "INNER", lambda x, y: eq(x[1], y[1]), 3, 3)
+    cx = join(t["c"], t["a"], "INNER", lambda x, y: eq(x[2], y[2]), 3, 3)
+    assert final(delta) == Counter(join(ab, cx, j, lambda x, y: eq(x[5], y[1]), 6, 6))
+
+
+@pytest.mark.parametrize("j", ["INNER", "LEFT"])
+@settings(max_examples=25, deadline=None)
+@given(ops=st.lists(op_st, min_size=1, max_size=40), size=st.integers(1, 5))
+def test_a_filter_fixing_a_column_to_a_constant_is_looked_up_through_the_index(j, ops, size):
+    """c filtered on z = 1 is looked up by (w, z) with z = 1, reading only rows the filter
+    keeps; rows updated into and out of the filter enter and leave the join."""
+    query = f"SELECT * FROM a JOIN b ON a.k = b.k {j} JOIN (SELECT * FROM c WHERE z = 1) AS c ON b.w = c.w"
+    sql = TABLES + SINK.format(cols=ALL_COLS) + f"INSERT INTO out_t {query};"
+    (lookup,) = [lk for lk in find(FORCE_JOIN + sql, P.DeltaJoinCascade).tree.inputs[1].lookups]
+    assert lookup.side.index == (1, 2) and lookup.side.fixed == ((1, 1),)
+    steps = history(ops, size, 3)
+    delta = compare(sql, steps)
+    t = tables_at_end(steps)
+    c = [r for r in t["c"] if r[2] == 1]
+    ab = join(t["a"], t["b"], "INNER", lambda x, y: eq(x[1], y[1]), 3, 3)
+    assert final(delta) == Counter(join(ab, c, j, lambda x, y: eq(x[5], y[1]), 6, 3))

@@ -84,6 +84,24 @@ def test_delta_join_equals_regular_join(join, condition, filtered, ops, size):
     assert final(delta) == expected
 
 
+@pytest.mark.parametrize("join", ["INNER", "LEFT", "RIGHT", "FULL"])
+@settings(max_examples=25, deadline=None)
+@given(ops=history_st, size=st.integers(1, 6))
+def test_a_side_filtered_to_a_constant_is_looked_up_with_it(join, ops, size):
+    """a WHERE v = 1, looked up by (k, v) with v = 1: rows updated into and out of the
+    filter enter and leave the join as in the regular join."""
+    filtered = job(join).replace("FROM a ", "FROM (SELECT * FROM a WHERE v = 1) AS a ")
+    node = find(FORCE_JOIN + filtered, P.DeltaJoin)
+    assert node.left.index == (1, 2) and node.left.fixed == ((1, 1),)
+    steps = batches(ops, size)
+    regular = run(filtered, steps)
+    delta = run(FORCE_JOIN + filtered, steps)
+    for got, want in zip(delta, regular, strict=True):
+        assert Counter(got) == Counter(want)
+    a_rows = [r for r in live_rows(steps, "a") if r[2] == 1]
+    assert final(delta) == joined(a_rows, live_rows(steps, "b"), join, False, False)
+
+
 @settings(max_examples=25, deadline=None)
 @given(ops=history_st, size=st.integers(1, 6))
 def test_eventual_emits_the_regular_joins_additions_only(ops, size):

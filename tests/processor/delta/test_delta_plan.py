@@ -33,11 +33,13 @@ def explain(sql: str) -> str:
     return plan_job(sql).explain()
 
 
-def test_default_and_none_keep_flinks_regular_join():
+def test_default_auto_rewrites_w3_as_force_does_and_none_keeps_the_regular_join():
     text = explain(w3())
-    assert "DeltaJoin" not in text and "deltaJoin" not in text
-    assert text == explain(w3("SET 'table.optimizer.delta-join.strategy' = 'NONE';\n"))
-    assert "+- Join(joinType=[InnerJoin]" in text
+    assert text == explain(w3(FORCE_JOIN))
+    assert "DeltaJoin(joinType=[InnerJoin]" in text
+    regular = explain(w3("SET 'table.optimizer.delta-join.strategy' = 'NONE';\n"))
+    assert "DeltaJoin" not in regular and "deltaJoin" not in regular
+    assert "+- Join(joinType=[InnerJoin]" in regular
 
 
 def test_force_rewrites_w3_with_the_orders_index_derived_and_items_by_primary_key():
@@ -52,16 +54,19 @@ def test_force_rewrites_w3_with_the_orders_index_derived_and_items_by_primary_ke
     assert node.right.index == (0, 1) == node.right.primary_key  # a primary-key prefix
 
 
-def test_explicit_auto_says_why_a_kafka_join_is_not_rewritten():
-    text = explain(w3("SET 'table.optimizer.delta-join.strategy' = 'AUTO';\n"))
-    assert "DeltaJoin(" not in text
-    assert "deltaJoin=[not rewritten: table orders declares no 'bucket.key'" in text
+def test_auto_says_on_the_join_line_why_a_join_is_not_rewritten():
+    sql = TABLES + NO_PK + SINK + "INSERT INTO out_t SELECT c.id, b.w FROM c JOIN b ON c.k = b.k;"
+    (line,) = [ln for ln in explain(sql).splitlines() if "Join(" in ln]
+    assert line.lstrip().startswith("+- Join(joinType=[InnerJoin]")
+    assert "deltaJoin=[not rewritten: table c has no PRIMARY KEY to mirror its rows by]" in line
 
 
-def test_auto_rewrites_when_both_tables_declare_a_bucket_key():
-    opts = ", 'bucket.key' = 'merchant_id,item_id'"
-    text = explain(w3("", orders_opts=opts, items_opts=opts))
-    assert "DeltaJoin(joinType=[InnerJoin]" in text
+def test_auto_looks_up_by_a_declared_bucket_key_within_the_join_key():
+    opts = ", 'bucket.key' = 'item_id'"
+    auto = "SET 'table.optimizer.delta-join.strategy' = 'AUTO';\n"  # find() defaults to NONE
+    node = find(w3(auto, orders_opts=opts, items_opts=opts), P.DeltaJoin)
+    assert node.left.index == (2,)  # orders by its bucket key, not a derived (merchant, item)
+    assert node.right.index == (0, 1)  # items by its primary key, a prefix of the join key
 
 
 def test_bucket_key_naming_an_unknown_column_is_an_error():

@@ -27,6 +27,10 @@ def nodes(node: P.Node) -> list[P.Node]:
     return out
 
 
+# Regular joins: AUTO (the default) plans joins of CDC sources with primary keys as delta joins.
+REGULAR = "SET 'table.optimizer.delta-join.strategy' = 'NONE';\n"
+
+
 def only(node: P.Node, kind: type) -> P.Node:
     (found,) = [n for n in nodes(node) if type(n) is kind]
     return found
@@ -59,7 +63,7 @@ def test_join_on_both_primary_keys_keeps_the_keys_and_records_unique_keys() -> N
             "INSERT INTO o SELECT o.order_id, u.name FROM orders AS o JOIN users AS u ON o.order_id = u.id;"
         )
     )
-    join = only(plan_job(sql).plan.sinks[0], P.Join)
+    join = only(plan_job(REGULAR + sql).plan.sinks[0], P.Join)
     assert (join.left_keys, join.right_keys) == ((0,), (0,))
     assert join.left_unique_keys == ((0,),) and join.right_unique_keys == ((0,),)
     assert set(join.upsert_keys) == {(0,), (4,)}
@@ -269,8 +273,32 @@ def modes(sink: P.Node) -> list[tuple[str, str]]:
     ]
 
 
-def test_upsert_sink_takes_update_before_from_a_source_that_cannot_drop_them() -> None:
+def test_upsert_sink_keyed_like_its_cdc_source_gets_drop_update_before() -> None:
+    # Flink 2.3 plans Calc [I,UA,D] <- DropUpdateBefore [I,UA,D] <- TableSourceScan [I,UB,UA,D]
     sql = ORDERS + UPSERT_SINK + "INSERT INTO o SELECT order_id, amount FROM orders;"
+    assert modes(plan_job(sql).plan.sinks[0]) == [
+        ("Calc", "I,UA,D"),
+        ("DropUpdateBefore", "I,UA,D"),
+        ("TableSourceScan", "I,UB,UA,D"),
+    ]
+
+
+def test_upsert_sink_keyed_wider_than_its_input_keeps_update_before() -> None:
+    # Flink: a sink key other than exactly an upsert key of the input asks for -U rows
+    sink = UPSERT_SINK.replace(
+        "total INT, PRIMARY KEY (user_id)", "total INT, PRIMARY KEY (user_id, total)"
+    )
+    sql = ORDERS + sink + "INSERT INTO o SELECT order_id, amount FROM orders;"
+    assert modes(plan_job(sql).plan.sinks[0]) == [
+        ("Calc", "I,UB,UA,D"),
+        ("TableSourceScan", "I,UB,UA,D"),
+    ]
+
+
+def test_a_filter_over_a_cdc_source_keeps_update_before_into_an_upsert_sink() -> None:
+    sql = (
+        ORDERS + UPSERT_SINK + "INSERT INTO o SELECT order_id, amount FROM orders WHERE amount > 1;"
+    )
     assert modes(plan_job(sql).plan.sinks[0]) == [
         ("Calc", "I,UB,UA,D"),
         ("TableSourceScan", "I,UB,UA,D"),
@@ -340,7 +368,7 @@ def test_where_equality_of_a_comma_join_becomes_the_join_key() -> None:
             "WHERE o.user_id = u.id AND o.amount > 5 AND u.name <> o.status;"
         )
     )
-    join = only(plan_job(sql).plan.sinks[0], P.Join)
+    join = only(plan_job(REGULAR + sql).plan.sinks[0], P.Join)
     assert (join.left_keys, join.right_keys) == ((1,), (0,))
     assert join.condition is not None  # the two-sided inequality
     left = join.inputs[0]
@@ -357,10 +385,26 @@ def test_outer_join_keeps_filters_on_its_null_padded_side_above_the_join() -> No
             "ON o.user_id = u.id WHERE u.name IS NULL AND o.amount > 5 AND RAND() < 0.5;"
         )
     )
-    sink = plan_job(sql).plan.sinks[0]
+    sink = plan_job(REGULAR + sql).plan.sinks[0]
     top = sink.inputs[0]
     assert isinstance(top, P.Calc) and top.condition is not None
     assert "IS NULL" in repr(top.condition) and "RAND" in repr(top.condition)
     join = only(sink, P.Join)
     assert isinstance(join.inputs[0], P.Calc) and "'>'" in repr(join.inputs[0].condition)
     assert isinstance(join.inputs[1], P.TableSourceScan)
+
+
+def test_the_reason_a_join_stays_regular_is_no_part_of_the_plan_fingerprint() -> None:
+    # an append-only Kafka source has no mirror: AUTO keeps the Join and says why
+    sql = ORDERS.replace("'debezium-json'", "'json'").replace(
+        ", PRIMARY KEY (order_id) NOT ENFORCED", ""
+    ) + (
+        "CREATE TABLE u (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED)\n"
+        "  WITH ('connector' = 'kafka', 'topic' = 'u', 'format' = 'debezium-json');\n"
+        "CREATE TABLE o (order_id BIGINT, name STRING) WITH ('connector' = 'print');\n"
+        "INSERT INTO o SELECT order_id, name FROM orders JOIN u ON orders.user_id = u.id;"
+    )
+    auto, regular = plan_job(sql), plan_job(REGULAR + sql)
+    assert "deltaJoin=[not rewritten: table orders has no PRIMARY KEY" in auto.explain()
+    assert "deltaJoin" not in regular.explain()
+    assert auto.plan.fingerprint == regular.plan.fingerprint

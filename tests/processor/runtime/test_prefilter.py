@@ -212,5 +212,6 @@ def test_refused_under_a_delta_join_whose_mirror_reads_the_scan() -> None:
 
 
 def test_pushed_below_a_regular_join() -> None:
-    p = plan(ITEMS + JOIN)
+    regular = "SET 'table.optimizer.delta-join.strategy' = 'NONE';\n"
+    p = plan(ITEMS + JOIN, settings_sql=regular)
     assert list(prefilters(p).values()) == [PreFilter((Check("status", "=", "PAID"),))]
