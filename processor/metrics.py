@@ -39,6 +39,7 @@ def render(job) -> str:
         done, end = source.progress()
         if end is not None:
             lines.append(f'deltaflow_source_lag{{source="{scan.table}"}} {max(end - done, 0)}')
+    lines += late_records(job)
     lines.append("# TYPE deltaflow_state_bytes gauge")
     try:
         tables = job.backend.stats()
@@ -47,6 +48,19 @@ def render(job) -> str:
     for name, _entries, size in tables:
         lines.append(f'deltaflow_state_bytes{{table="{name}"}} {size}')
     return "\n".join(lines) + "\n"
+
+
+def late_records(job) -> list[str]:
+    """Rows event-time operators (window aggregates, interval joins) found behind the
+    watermark and dropped (Flink's numLateRecordsDropped), per operator."""
+    graph = getattr(job, "graph", None)
+    ops = graph.ops.items() if graph is not None else ()
+    counted = [(nid, op) for nid, op in ops if hasattr(op, "late_rows")]
+    return ["# TYPE deltaflow_late_records_dropped_total counter"] + [
+        f'deltaflow_late_records_dropped_total{{node="{nid}",operator="{type(op).__name__}"}} '
+        f"{op.late_rows}"
+        for nid, op in counted
+    ]
 
 
 def serve_metrics(job, port: int) -> ThreadingHTTPServer:

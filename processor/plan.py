@@ -130,6 +130,22 @@ class Join(Node):
     right_unique_keys: tuple[Key, ...] = ()
 
 
+@dataclass(frozen=True, kw_only=True)
+class IntervalJoin(Node):
+    """Event-time interval join of two append-only inputs: a left row at ``tl`` and a right
+    row at ``tr`` (epoch ms of columns ``left_time`` / ``right_time``) pair when their keys are
+    equal, ``tr + lower_ms <= tl <= tr + upper_ms`` and ``condition`` (the rest) holds."""
+
+    join_type: str  # INNER, LEFT, RIGHT, FULL
+    left_keys: Key
+    right_keys: Key
+    condition: Expr | None
+    lower_ms: int
+    upper_ms: int
+    left_time: int
+    right_time: int
+
+
 @dataclass(frozen=True)
 class MirrorSide:
     """How a delta operator reads one source table through its LMDB mirror.

@@ -25,6 +25,7 @@ from deltaflow.processor.planner.rules.check_sink_compatibility import check_sin
 from deltaflow.processor.planner.rules.insert_changelog_normalize import insert_changelog_normalize
 from deltaflow.processor.planner.rules.insert_upsert_materializer import insert_upsert_materializer
 from deltaflow.processor.planner.rules.merge_calcs import merge_calcs
+from deltaflow.processor.planner.rules.plan_interval_joins import plan_interval_joins
 from deltaflow.processor.planner.rules.push_filters import push_filters
 from deltaflow.processor.planner.rules.rewrite_delta_agg import rewrite_delta_agg
 from deltaflow.processor.planner.rules.rewrite_delta_join import rewrite_delta_join
@@ -39,6 +40,7 @@ from deltaflow.processor.sql.script import parse_script
 TREE_RULES = (
     push_filters,
     merge_calcs,
+    plan_interval_joins,
     insert_changelog_normalize,
     rewrite_delta_join,
     rewrite_delta_agg,

@@ -161,6 +161,7 @@ class FromBinder:
             left_keys=lk,
             right_keys=rk,
             condition=rest,
+            rowtimes=_rowtimes(left.columns + right.columns),
         )
         return Rel(node, out)
 
@@ -205,6 +206,11 @@ def _using(join: exp.Join, left: Rel, right: Rel, scope: Scope) -> Expr | None:
             sides.append(InputRef(rel.columns[hits[0]].type, hits[0] + offset))
         conds.append(infer_call("=", sides))
     return and_all(conds)
+
+
+def _rowtimes(columns: list[ScopeColumn]) -> tuple[int, ...]:
+    """The event-time attributes among a join's input columns (interval join bounds use them)."""
+    return tuple(i for i, c in enumerate(columns) if c.time_attr == "ROWTIME")
 
 
 def _nullable(c: ScopeColumn, make: bool) -> ScopeColumn:

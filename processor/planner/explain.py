@@ -11,6 +11,7 @@ from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.changelog_ptf import ChangelogFunction, describe_changelog_function
 from deltaflow.processor.planner.correlate import Correlate, describe_correlate
 from deltaflow.processor.planner.delta_nodes import DeltaAggregate, DeltaJoin, UnrewrittenJoin
+from deltaflow.processor.planner.interval_join import IntervalJoin, describe_interval_join
 
 _KINDS = ("I", "UB", "UA", "D")
 _JOIN = {
@@ -173,6 +174,7 @@ _DESCRIBE: dict[type, Callable] = {
     ChangelogFunction: describe_changelog_function,
     Correlate: lambda n: describe_correlate(n, render),
     UnrewrittenJoin: lambda n: f"{_join(n)[:-1]}, deltaJoin=[not rewritten: {n.reason}])",
+    IntervalJoin: lambda n: describe_interval_join(n, render, _JOIN),
 }
 
 

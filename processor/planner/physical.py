@@ -21,6 +21,7 @@ from deltaflow.processor.planner.delta_nodes import (
     build_delta_aggregate,
     build_delta_join,
 )
+from deltaflow.processor.planner.interval_join import IntervalJoin, build_interval_join
 
 
 def to_physical(sink: L.Sink, ids: count, memo: dict[int, P.Node]) -> P.Sink:
@@ -140,5 +141,6 @@ _BUILD: dict[type, Callable[[Any, dict[str, Any]], P.Node]] = {
     UnrewrittenJoin: _join,
     DeltaAggregate: build_delta_aggregate,
     Correlate: build_correlate,
+    IntervalJoin: build_interval_join,
     ChangelogFunction: build_changelog_function,
 }

@@ -37,6 +37,7 @@ from deltaflow.processor.runtime.delta_agg import DeltaAggOperator
 from deltaflow.processor.runtime.delta_cascade import DeltaCascadeOperator
 from deltaflow.processor.runtime.delta_join import DeltaJoinOperator
 from deltaflow.processor.runtime.group_agg import GroupAggOperator, fusable_projection
+from deltaflow.processor.runtime.interval_join import IntervalJoinOperator
 from deltaflow.processor.runtime.join import JoinOperator
 from deltaflow.processor.runtime.keyed import (
     ChangelogNormalizeOperator,
@@ -74,6 +75,7 @@ _BUILDERS = {
     p.ToChangelog: ToChangelogOperator,
     p.FromChangelog: FromChangelogOperator,
     p.Correlate: CorrelateOperator,
+    p.IntervalJoin: IntervalJoinOperator,
 }
 
 

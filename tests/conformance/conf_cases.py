@@ -67,10 +67,14 @@ class Case:
             path = f"{self.id}/{table}.json"
             out.append(
                 f"CREATE TABLE {table} ({', '.join(columns)}) WITH ('connector' = 'filesystem', "
-                f"'path' = '{path}', 'format' = 'debezium-json')"
+                f"'path' = '{path}', 'format' = '{self.source_format}')"
             )
         out.append(self.sink_ddl())
         return out
+
+    @property
+    def source_format(self) -> str:
+        return "json" if self.template.append else "debezium-json"
 
     def sink_ddl(self) -> str:
         t = self.template
@@ -96,7 +100,7 @@ class Case:
         folder = workdir / self.id
         folder.mkdir(parents=True, exist_ok=True)
         for table, events in self.histories.items():
-            write_history(folder / f"{table}.json", events, table)
+            write_history(folder / f"{table}.json", events, table, self.template.append)
 
     def job_sql(self) -> str:
         """The whole job as one SQL script (deltaflow's input, and a regression file's)."""
@@ -136,5 +140,7 @@ def all_cases() -> list[Case]:
                 histories["payments"] = payments_history(seed, n_customers * 2)
             if "customers" in template.tables:
                 histories["customers"] = customers_history(seed, n_customers)
+            if template.append:  # the inserts only, as rows of an append-only source
+                histories = {t: [e for e in es if e.op == "c"] for t, es in histories.items()}
             cases.append(Case(f"c{len(cases) + 1:04d}", template, seed, histories))
     return cases

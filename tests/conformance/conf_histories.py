@@ -206,9 +206,13 @@ def event_line(event: Event, table: str, position: int) -> str:
     return json.dumps(envelope, ensure_ascii=False)
 
 
-def write_history(path: Path, events: list[Event], table: str) -> None:
-    path.write_text("".join(event_line(e, table, i) + "\n" for i, e in enumerate(events)),
-                    encoding="utf-8")  # fmt: skip
+def write_history(path: Path, events: list[Event], table: str, plain: bool = False) -> None:
+    """Debezium JSON lines, or (``plain``, for append-only sources) each insert's row."""
+    if plain:
+        text = "".join(json.dumps(_image(e.after), ensure_ascii=False) + "\n" for e in events)
+    else:
+        text = "".join(event_line(e, table, i) + "\n" for i, e in enumerate(events))
+    path.write_text(text, encoding="utf-8")
 
 
 def history_to_json(events: list[Event]) -> list[dict]:

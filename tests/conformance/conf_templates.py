@@ -37,6 +37,7 @@ class Template:
     seeds: int = 9
     scale: int = 1  # histories this many times longer than the default 8-40 / 5-18 events
     source_pk: bool = False  # the sources declare PRIMARY KEY (id / cid / pid) NOT ENFORCED
+    append: bool = False  # append-only sources: the histories' inserts as plain JSON rows
 
 
 def T(name, category, select, sink, **kw) -> Template:  # noqa: N802 - a table constructor
@@ -357,6 +358,34 @@ LTZ = [
       "ORDER BY paid_at DESC) AS rn FROM payments) WHERE rn = 1",
       ["oid INT", "pid INT", "paid_at TIMESTAMP_LTZ(3)"], tables=PAY, seeds=6),
 ]
+# Streaming SQL over time (issue 18) over append-only sources with a watermark.
+_APPEND = {"append": True, "watermark": True, "compare": "final"}
+TIME = [
+    T("interval_inner", "interval",
+      "SELECT a.id, b.id, a.cust FROM orders a JOIN orders b ON a.cust = b.cust "
+      "AND a.ts BETWEEN b.ts - INTERVAL '5' SECOND AND b.ts",
+      ["a INT", "b INT", "cust INT"], **_APPEND),
+    T("interval_left", "interval",
+      "SELECT a.id, b.id, b.product FROM orders a LEFT JOIN orders b ON a.cust = b.cust "
+      "AND a.ts > b.ts AND a.ts < b.ts + INTERVAL '3' SECOND AND a.id <> b.id",
+      ["a INT", "b INT", "p STRING"], **_APPEND),
+    T("interval_right", "interval",
+      "SELECT a.id, b.id FROM orders a RIGHT JOIN orders b ON a.product = b.product "
+      "AND b.ts >= a.ts - INTERVAL '2' SECOND AND b.ts <= a.ts + INTERVAL '1' SECOND",
+      ["a INT", "b INT"], **_APPEND),
+    T("interval_full", "interval",
+      "SELECT a.id, b.id, a.qty, b.qty FROM orders a FULL JOIN orders b ON a.product = b.product "
+      "AND a.ts >= b.ts - INTERVAL '2' SECOND AND a.ts <= b.ts + INTERVAL '2' SECOND AND a.qty > b.qty",
+      ["a INT", "b INT", "qa INT", "qb INT"], **_APPEND),
+    T("interval_where", "interval",
+      "SELECT a.id, b.id FROM orders a, orders b WHERE a.cust = b.cust "
+      "AND a.ts BETWEEN b.ts AND b.ts + INTERVAL '4' SECOND",
+      ["a INT", "b INT"], **_APPEND),
+    T("error_interval_cdc", "error",
+      "SELECT a.id, b.id FROM orders a JOIN orders b ON a.cust = b.cust "
+      "AND a.ts BETWEEN b.ts - INTERVAL '5' SECOND AND b.ts",
+      ["a INT", "b INT"], watermark=True, compare="plan", seeds=2),
+]
 # fmt: on
 
 
@@ -373,5 +402,17 @@ SOURCE_PK = [
 ]
 
 TEMPLATES: tuple[Template, ...] = tuple(
-    CALC + AGG + JOIN + UNION + RANK + WINDOW + SINKS + ERRORS + MORE + LONG + LTZ + SOURCE_PK
+    CALC
+    + AGG
+    + JOIN
+    + UNION
+    + RANK
+    + WINDOW
+    + SINKS
+    + ERRORS
+    + MORE
+    + LONG
+    + LTZ
+    + SOURCE_PK
+    + TIME
 )
