@@ -275,6 +275,27 @@ class WindowAggregate(Node):
     aggs: tuple[AggCall, ...]
 
 
+@dataclass(frozen=True)
+class OverWindow:
+    """An OVER window: rows of one partition ordered by the time column ``order_key``; the
+    frame ends at the current row and starts ``preceding`` rows (ROWS) or ms (RANGE) before
+    it, or at the partition's first row (None: UNBOUNDED PRECEDING)."""
+
+    partition_keys: Key
+    order_key: int
+    kind: str  # ROWS or RANGE
+    preceding: int | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class OverAggregate(Node):
+    """Output: the input row, then one value per aggregate over the row's frame."""
+
+    window: OverWindow
+    aggs: tuple[AggCall, ...]
+    time_kind: str  # ROWTIME (rows wait for the watermark) or PROCTIME (at once)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Union(Node):
     pass

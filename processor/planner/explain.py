@@ -12,6 +12,7 @@ from deltaflow.processor.planner.changelog_ptf import ChangelogFunction, describ
 from deltaflow.processor.planner.correlate import Correlate, describe_correlate
 from deltaflow.processor.planner.delta_nodes import DeltaAggregate, DeltaJoin, UnrewrittenJoin
 from deltaflow.processor.planner.interval_join import IntervalJoin, describe_interval_join
+from deltaflow.processor.planner.over_agg import OverAggregate, describe_over
 
 _KINDS = ("I", "UB", "UA", "D")
 _JOIN = {
@@ -175,6 +176,7 @@ _DESCRIBE: dict[type, Callable] = {
     Correlate: lambda n: describe_correlate(n, render),
     UnrewrittenJoin: lambda n: f"{_join(n)[:-1]}, deltaJoin=[not rewritten: {n.reason}])",
     IntervalJoin: lambda n: describe_interval_join(n, render, _JOIN),
+    OverAggregate: describe_over,
 }
 
 

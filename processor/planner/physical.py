@@ -22,6 +22,7 @@ from deltaflow.processor.planner.delta_nodes import (
     build_delta_join,
 )
 from deltaflow.processor.planner.interval_join import IntervalJoin, build_interval_join
+from deltaflow.processor.planner.over_agg import OverAggregate, build_over
 
 
 def to_physical(sink: L.Sink, ids: count, memo: dict[int, P.Node]) -> P.Sink:
@@ -142,5 +143,6 @@ _BUILD: dict[type, Callable[[Any, dict[str, Any]], P.Node]] = {
     DeltaAggregate: build_delta_aggregate,
     Correlate: build_correlate,
     IntervalJoin: build_interval_join,
+    OverAggregate: build_over,
     ChangelogFunction: build_changelog_function,
 }

@@ -12,6 +12,7 @@ from deltaflow.processor.planner.aggregate import bind_aggregate, has_aggregate
 from deltaflow.processor.planner.bind_exprs import ScopeColumn, bind
 from deltaflow.processor.planner.binder import FromBinder, Rel, fields_of
 from deltaflow.processor.planner.catalog import Catalog
+from deltaflow.processor.planner.over_agg import bind_over, has_over
 from deltaflow.processor.planner.relops import (
     Functions,
     cast_rel,
@@ -96,6 +97,8 @@ class QueryBinder:
                     require_no_window(rel, "filtering on window columns", where)
                 rel = filter_rel(rel, cond)
         items = expand_star(select.expressions, rel)
+        if has_over(items):
+            rel, items = bind_over(select, rel, items, self.functions)
         if select.args.get("group") or select.args.get("having") or has_aggregate(items):
             return bind_aggregate(select, rel, items, self.functions)
         require_no_window(rel, "a query without GROUP BY", select)

@@ -45,6 +45,7 @@ from deltaflow.processor.runtime.keyed import (
     SinkUpsertMaterializerOperator,
 )
 from deltaflow.processor.runtime.lookup import LookupJoinOperator
+from deltaflow.processor.runtime.over_agg import OverAggOperator
 from deltaflow.processor.runtime.rank import RankOperator
 from deltaflow.processor.runtime.simple import (
     CalcOperator,
@@ -76,6 +77,7 @@ _BUILDERS = {
     p.FromChangelog: FromChangelogOperator,
     p.Correlate: CorrelateOperator,
     p.IntervalJoin: IntervalJoinOperator,
+    p.OverAggregate: OverAggOperator,
 }
 
 

@@ -381,6 +381,27 @@ TIME = [
       "SELECT a.id, b.id FROM orders a, orders b WHERE a.cust = b.cust "
       "AND a.ts BETWEEN b.ts AND b.ts + INTERVAL '4' SECOND",
       ["a INT", "b INT"], **_APPEND),
+    T("over_rows", "over",
+      "SELECT id, cust, COUNT(*) OVER w, SUM(amt) OVER w, MIN(qty) OVER w FROM orders "
+      "WINDOW w AS (PARTITION BY cust ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)",
+      ["id INT", "cust INT", "n BIGINT", "s DECIMAL(38, 2)", "mq INT"], **_APPEND),
+    T("over_range", "over",
+      "SELECT id, product, COUNT(*) OVER (PARTITION BY product ORDER BY ts RANGE BETWEEN "
+      "INTERVAL '5' SECOND PRECEDING AND CURRENT ROW), MAX(amt) OVER (PARTITION BY product "
+      "ORDER BY ts RANGE BETWEEN INTERVAL '5' SECOND PRECEDING AND CURRENT ROW) FROM orders",
+      ["id INT", "product STRING", "n BIGINT", "m DECIMAL(10, 2)"], **_APPEND),
+    T("over_unbounded_rows", "over",
+      "SELECT id, SUM(qty) OVER (PARTITION BY cust ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING "
+      "AND CURRENT ROW), AVG(qty) OVER (PARTITION BY cust ORDER BY ts ROWS BETWEEN UNBOUNDED "
+      "PRECEDING AND CURRENT ROW) FROM orders",
+      ["id INT", "s INT", "a INT"], **_APPEND),
+    T("over_unbounded_range", "over",
+      "SELECT id, COUNT(note) OVER (ORDER BY ts) AS n, MAX(product) OVER (ORDER BY ts), qty * 2 "
+      "FROM orders WHERE qty > 1",
+      ["id INT", "n BIGINT", "mp STRING", "q INT"], **_APPEND),
+    T("error_over_cdc", "error",
+      "SELECT id, COUNT(*) OVER (PARTITION BY cust ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) "
+      "FROM orders", ["id INT", "n BIGINT"], watermark=True, compare="plan", seeds=2),
     T("error_interval_cdc", "error",
       "SELECT a.id, b.id FROM orders a JOIN orders b ON a.cust = b.cust "
       "AND a.ts BETWEEN b.ts - INTERVAL '5' SECOND AND b.ts",
