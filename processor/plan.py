@@ -258,12 +258,13 @@ class Deduplicate(Node):
 
 @dataclass(frozen=True)
 class WindowSpec:
-    kind: str  # TUMBLE, HOP, CUMULATE
+    kind: str  # TUMBLE, HOP, CUMULATE, SESSION
     time_column: int
-    size_ms: int
+    size_ms: int  # SESSION: the gap
     slide_ms: int | None = None  # HOP slide
     step_ms: int | None = None  # CUMULATE step
     offset_ms: int = 0
+    partition_keys: Key = ()  # SESSION ... PARTITION BY: columns (of the aggregate's input)
 
 
 @dataclass(frozen=True, kw_only=True)

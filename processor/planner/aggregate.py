@@ -20,6 +20,7 @@ from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
 from deltaflow.processor.planner.binder import Rel, fields_of
 from deltaflow.processor.planner.relops import Functions, item_name
+from deltaflow.processor.planner.windows import session_keys
 from deltaflow.processor.sql.errors import position
 
 AGGREGATES = {
@@ -120,8 +121,9 @@ def _aggregate_node(
         projection=projection,
     )
     moved = WindowSpec(
-        spec.kind, len(pre), spec.size_ms, spec.slide_ms, spec.step_ms, spec.offset_ms
-    )
+        spec.kind, len(pre), spec.size_ms, spec.slide_ms, spec.step_ms, spec.offset_ms,
+        session_keys(spec, pre[:nkeys]),
+    )  # fmt: skip
     out_cols += rel.columns[-3:]
     return L.WindowAggregate([calc], fields_of(out_cols), window=moved, group_keys=keys, aggs=aggs)
 

@@ -11,6 +11,7 @@ from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.changelog_ptf import ChangelogFunction, describe_changelog_function
 from deltaflow.processor.planner.correlate import Correlate, describe_correlate
 from deltaflow.processor.planner.delta_nodes import DeltaAggregate, DeltaJoin, UnrewrittenJoin
+from deltaflow.processor.planner.group_windows import GroupWindowAggregate, describe_group_window
 from deltaflow.processor.planner.interval_join import IntervalJoin, describe_interval_join
 from deltaflow.processor.planner.over_agg import OverAggregate, describe_over
 
@@ -91,7 +92,10 @@ def _window_aggregate(node: L.WindowAggregate) -> str:
         "TUMBLE": f"size=[{_duration(w.size_ms)}]",
         "HOP": f"size=[{_duration(w.size_ms)}], slide=[{_duration(w.slide_ms or 0)}]",
         "CUMULATE": f"max_size=[{_duration(w.size_ms)}], step=[{_duration(w.step_ms or 0)}]",
+        "SESSION": f"gap=[{_duration(w.size_ms)}]",
     }[w.kind]
+    if w.partition_keys:
+        sizes += f", partition keys=[{', '.join(names[k] for k in w.partition_keys)}]"
     if w.offset_ms:
         sizes += f", offset=[{_duration(w.offset_ms)}]"
     window = f"{w.kind}(time_col=[{names[w.time_column]}], {sizes})"
@@ -177,6 +181,7 @@ _DESCRIBE: dict[type, Callable] = {
     UnrewrittenJoin: lambda n: f"{_join(n)[:-1]}, deltaJoin=[not rewritten: {n.reason}])",
     IntervalJoin: lambda n: describe_interval_join(n, render, _JOIN),
     OverAggregate: describe_over,
+    GroupWindowAggregate: lambda n: describe_group_window(n, _group(n), _agg_select(n, False)),
 }
 
 

@@ -21,6 +21,7 @@ from deltaflow.processor.planner.delta_nodes import (
     build_delta_aggregate,
     build_delta_join,
 )
+from deltaflow.processor.planner.group_windows import GroupWindowAggregate
 from deltaflow.processor.planner.interval_join import IntervalJoin, build_interval_join
 from deltaflow.processor.planner.over_agg import OverAggregate, build_over
 
@@ -124,6 +125,12 @@ def _lookup_join(node: L.LookupJoin, base: dict[str, Any]) -> P.Node:
     )
 
 
+def _window_aggregate(node: L.WindowAggregate, base: dict[str, Any]) -> P.Node:
+    return P.WindowAggregate(
+        **base, window=node.window, group_keys=node.group_keys, aggs=tuple(node.aggs)
+    )
+
+
 _BUILD: dict[type, Callable[[Any, dict[str, Any]], P.Node]] = {
     L.Sink: _sink,
     L.Scan: _scan,
@@ -134,9 +141,8 @@ _BUILD: dict[type, Callable[[Any, dict[str, Any]], P.Node]] = {
     L.ChangelogNormalize: lambda n, b: P.ChangelogNormalize(**b, key=n.key),
     L.DropUpdateBefore: lambda n, b: P.DropUpdateBefore(**b),
     L.Aggregate: lambda n, b: P.GroupAggregate(**b, group_keys=n.group_keys, aggs=tuple(n.aggs)),
-    L.WindowAggregate: lambda n, b: P.WindowAggregate(
-        **b, window=n.window, group_keys=n.group_keys, aggs=tuple(n.aggs)
-    ),
+    L.WindowAggregate: _window_aggregate,
+    GroupWindowAggregate: _window_aggregate,
     L.Union: lambda n, b: P.Union(**b),
     DeltaJoin: build_delta_join,
     UnrewrittenJoin: _join,

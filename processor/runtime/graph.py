@@ -47,6 +47,7 @@ from deltaflow.processor.runtime.keyed import (
 from deltaflow.processor.runtime.lookup import LookupJoinOperator
 from deltaflow.processor.runtime.over_agg import OverAggOperator
 from deltaflow.processor.runtime.rank import RankOperator
+from deltaflow.processor.runtime.session_window import window_operator
 from deltaflow.processor.runtime.simple import (
     CalcOperator,
     DropUpdateBeforeOperator,
@@ -55,7 +56,6 @@ from deltaflow.processor.runtime.simple import (
 )
 from deltaflow.processor.runtime.source_marks import SourceMarks, idle_timeout_ms
 from deltaflow.processor.runtime.ttl import TtlBackend
-from deltaflow.processor.runtime.window import WindowAggOperator
 
 __all__ = ["Graph", "RuntimeContext", "build_operator"]
 
@@ -70,7 +70,7 @@ _BUILDERS = {
     p.Deduplicate: DeduplicateOperator,
     p.SinkUpsertMaterializer: SinkUpsertMaterializerOperator,
     p.Rank: RankOperator,
-    p.WindowAggregate: WindowAggOperator,
+    p.WindowAggregate: window_operator,
     p.Sink: SinkOperator,
     p.LookupJoin: LookupJoinOperator,
     p.ToChangelog: ToChangelogOperator,

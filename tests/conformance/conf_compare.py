@@ -20,7 +20,7 @@ from dataclasses import dataclass
 DECISION_NODES = (
     "GroupAggregate", "Join", "Rank", "Deduplicate", "WindowAggregate", "ChangelogNormalize",
     "LocalWindowAggregate", "GlobalWindowAggregate", "LocalGroupAggregate", "GlobalGroupAggregate",
-    "IntervalJoin", "OverAggregate", "WindowJoin",
+    "IntervalJoin", "OverAggregate", "WindowJoin", "GroupWindowAggregate",
 )  # fmt: skip
 _MODE = re.compile(r"changelogMode=\[([^\]]*)\]")
 _ERROR_KINDS = (

@@ -399,6 +399,29 @@ TIME = [
       "SELECT id, COUNT(note) OVER (ORDER BY ts) AS n, MAX(product) OVER (ORDER BY ts), qty * 2 "
       "FROM orders WHERE qty > 1",
       ["id INT", "n BIGINT", "mp STRING", "q INT"], **_APPEND),
+    T("session_tvf", "session",
+      "SELECT cust, window_start, window_end, COUNT(*), SUM(amt), MAX(product) FROM TABLE(SESSION("
+      "TABLE orders PARTITION BY cust, DESCRIPTOR(ts), INTERVAL '3' SECOND)) GROUP BY cust, window_start, window_end",
+      ["cust INT", "ws TIMESTAMP(3)", "we TIMESTAMP(3)", "n BIGINT", "s DECIMAL(38, 2)", "mp STRING"],
+      **_APPEND),
+    T("session_tvf_named", "session",
+      "SELECT product, window_start, window_time, AVG(qty), LISTAGG(note) FROM TABLE(SESSION(DATA => TABLE orders "
+      "PARTITION BY product, TIMECOL => DESCRIPTOR(ts), GAP => INTERVAL '5' SECOND)) "
+      "GROUP BY product, window_start, window_end, window_time",
+      ["product STRING", "ws TIMESTAMP(3)", "wt TIMESTAMP(3)", "a INT", "notes STRING"], **_APPEND),
+    T("group_window_session", "session",
+      "SELECT cust, SESSION_START(ts, INTERVAL '4' SECOND), SESSION_END(ts, INTERVAL '4' SECOND), COUNT(*), "
+      "SESSION_ROWTIME(ts, INTERVAL '4' SECOND) FROM orders GROUP BY cust, SESSION(ts, INTERVAL '4' SECOND)",
+      ["cust INT", "ws TIMESTAMP(3)", "we TIMESTAMP(3)", "n BIGINT", "wt TIMESTAMP(3)"], **_APPEND),
+    T("group_window_tumble", "session",
+      "SELECT product, TUMBLE_START(ts, INTERVAL '10' SECOND), TUMBLE_END(ts, INTERVAL '10' SECOND), SUM(qty), "
+      "MIN(amt) FROM orders GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), product",
+      ["product STRING", "ws TIMESTAMP(3)", "we TIMESTAMP(3)", "sq INT", "ma DECIMAL(10, 2)"], **_APPEND),
+    T("group_window_hop", "session",
+      "SELECT HOP_START(ts, INTERVAL '5' SECOND, INTERVAL '15' SECOND), HOP_END(ts, INTERVAL '5' SECOND, "
+      "INTERVAL '15' SECOND), COUNT(DISTINCT cust), MAX(qty) FROM orders "
+      "GROUP BY HOP(ts, INTERVAL '5' SECOND, INTERVAL '15' SECOND)",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "dc BIGINT", "mq INT"], **_APPEND),
     T("error_over_cdc", "error",
       "SELECT id, COUNT(*) OVER (PARTITION BY cust ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) "
       "FROM orders", ["id INT", "n BIGINT"], watermark=True, compare="plan", seeds=2),
