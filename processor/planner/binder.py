@@ -180,14 +180,14 @@ class FromBinder:
             raise SqlError(
                 "a lookup join (FOR SYSTEM_TIME AS OF) needs a plain table without computed columns, "
                 "joined with JOIN or LEFT JOIN", *position(version))  # fmt: skip
-        lk, rk, rest = keys
-        if not lk:
+        from deltaflow.processor.planner.lookup_keys import lookup_join_node  # imports binder
+
+        node = lookup_join_node(left.node, right.node.table, join_type, keys, out)
+        if not (node.inputs[0] if isinstance(node, L.Calc) else node).probe_keys:  # type: ignore[attr-defined]
             raise SqlError(
                 "a lookup join needs equality conditions on the looked-up table's columns",
                 *position(version),
             )
-        node = L.LookupJoin([left.node], unique_fields(out), join_type=join_type, table=right.node.table,
-                            probe_keys=lk, lookup_keys=rk, condition=rest)  # fmt: skip
         return Rel(node, out)
 
 
