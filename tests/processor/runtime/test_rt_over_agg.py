@@ -86,3 +86,23 @@ def test_unbounded_frames_and_a_restart(backend, ctx):
         "+I[4, a, 1, 2024-01-01T00:00:05, 4, 9]",
         "+I[3, b, 7, 2024-01-01T00:00:05, 1, 7]",
     ]
+
+
+def test_processing_time_windows_emit_as_rows_arrive(backend):
+    from deltaflow.processor.runtime.base import RuntimeContext
+
+    spec = node("ROWS", 1)
+    proctime = OverAggregate(
+        node_id=2, inputs=spec.inputs, fields=spec.fields, changelog_mode=INSERT_ONLY,
+        window=spec.window, aggs=spec.aggs, time_kind="PROCTIME",
+    )  # fmt: skip
+    op = OverAggOperator(proctime, backend, RuntimeContext(clock=lambda: 0))
+    out = show(op.process(rows(BATCH)), OUT)
+    assert out == [  # arrival order, the time column plays no part
+        "+I[1, a, 5, 2024-01-01T00:00, 1, 5]",
+        "+I[2, a, 3, 2024-01-01T00:00:05, 2, 5]",
+        "+I[4, a, 1, 2024-01-01T00:00:05, 2, 3]",
+        "+I[5, a, 9, 2024-01-01T00:00:03, 2, 9]",
+        "+I[3, b, 7, 2024-01-01T00:00:05, 1, 7]",
+    ]
+    assert not op.on_watermark(MAX_WATERMARK) and op.late_rows == 0
