@@ -265,6 +265,10 @@ class WindowSpec:
     step_ms: int | None = None  # CUMULATE step
     offset_ms: int = 0
     partition_keys: Key = ()  # SESSION ... PARTITION BY: columns (of the aggregate's input)
+    # a window aggregate over an earlier one's window_start / window_end: the windows are
+    # these columns of the input row (``time_column`` is then ``start_column``)
+    start_column: int | None = None
+    end_column: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -3,7 +3,7 @@ subqueries, joins, lookup joins and window table functions."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
@@ -38,7 +38,7 @@ class Rel:
     def requalified(self, alias: str | None) -> Rel:
         if alias is None:
             return self
-        cols = [ScopeColumn(alias, c.name, c.type, c.time_attr) for c in self.columns]
+        cols = [replace(c, qualifier=alias) for c in self.columns]
         return Rel(self.node, cols, self.window)
 
 
@@ -84,10 +84,7 @@ class FromBinder:
                 raise SqlError(
                     f"{alias.name} names {len(names)} columns but the relation has {len(rel.columns)}",
                     *position(node))  # fmt: skip
-            rel.columns = [
-                ScopeColumn(c.qualifier, n, c.type, c.time_attr)
-                for c, n in zip(rel.columns, names, strict=True)
-            ]
+            rel.columns = [replace(c, name=n) for c, n in zip(rel.columns, names, strict=True)]
         return rel
 
     def _relation(self, node: exp.Expr) -> Rel:
@@ -107,7 +104,7 @@ class FromBinder:
                 rel = self.queries.query(query)
                 if columns:
                     rel.columns = [
-                        ScopeColumn(None, n, c.type, c.time_attr)
+                        replace(c, qualifier=None, name=n)
                         for n, c in zip(columns, rel.columns, strict=False)
                     ]
                 return rel.requalified(alias or name)

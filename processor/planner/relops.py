@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sqlglot import exp
 
 from deltaflow.formats.errors import SqlError
@@ -44,8 +46,11 @@ def project_rel(rel: Rel, items: list[exp.Expr], functions: Functions) -> Rel:
     cols = []
     for i, (item, expr) in enumerate(zip(items, projection, strict=True)):
         src = rel.columns[expr.index] if isinstance(expr, InputRef) else None
-        attr = src.time_attr if src else "PROCTIME" if _is_proctime(expr) else None
-        cols.append(ScopeColumn(None, item_name(item, i), expr.type, attr))
+        if src is not None:  # a column kept as it is keeps its time and window attributes
+            cols.append(replace(src, qualifier=None, name=item_name(item, i), type=expr.type))
+        else:
+            attr = "PROCTIME" if _is_proctime(expr) else None
+            cols.append(ScopeColumn(None, item_name(item, i), expr.type, attr))
     unchanged = len(projection) == len(rel.columns) and all(
         isinstance(p, InputRef) and p.index == i and cols[i].name == rel.columns[i].name
         for i, p in enumerate(projection)

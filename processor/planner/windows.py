@@ -87,8 +87,8 @@ def window_relation(binder, call: exp.Anonymous, node: exp.Expr):  # noqa: ANN00
     )
     start_end = timestamp(3, nullable=False)
     extra = [
-        ScopeColumn(None, "window_start", start_end),
-        ScopeColumn(None, "window_end", start_end),
+        ScopeColumn(None, "window_start", start_end, window_prop=("start", spec)),
+        ScopeColumn(None, "window_end", start_end, window_prop=("end", spec)),
         ScopeColumn(None, "window_time", time_col.type, time_col.time_attr),
     ]
     return Rel(base.node, base.columns + extra, spec)

@@ -422,6 +422,17 @@ TIME = [
       "INTERVAL '15' SECOND), COUNT(DISTINCT cust), MAX(qty) FROM orders "
       "GROUP BY HOP(ts, INTERVAL '5' SECOND, INTERVAL '15' SECOND)",
       ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "dc BIGINT", "mq INT"], **_APPEND),
+    T("window_over_window", "window",
+      "SELECT window_start, window_end, MAX(n), SUM(n), COUNT(*) FROM (SELECT cust, window_start, window_end, "
+      "COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
+      "GROUP BY cust, window_start, window_end) GROUP BY window_start, window_end",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "mx BIGINT", "s BIGINT", "c BIGINT"],
+      watermark=True, compare="final"),
+    T("window_over_window_hop", "window",
+      "SELECT starttime, endtime, MAX(n) FROM (SELECT product, window_start AS starttime, window_end AS endtime, "
+      "COUNT(*) AS n FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) "
+      "GROUP BY product, window_start, window_end) GROUP BY starttime, endtime",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "mx BIGINT"], watermark=True, compare="final"),
     T("error_over_cdc", "error",
       "SELECT id, COUNT(*) OVER (PARTITION BY cust ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) "
       "FROM orders", ["id INT", "n BIGINT"], watermark=True, compare="plan", seeds=2),
