@@ -146,6 +146,20 @@ class IntervalJoin(Node):
     right_time: int
 
 
+@dataclass(frozen=True, kw_only=True)
+class WindowJoin(Node):
+    """A join of two windowed append-only inputs: the rows of one window (``*_bounds``: the
+    window_start and window_end columns of each input) are joined when the watermark passes
+    its end. Output: left columns then right columns."""
+
+    join_type: str  # INNER, LEFT, RIGHT, FULL
+    left_keys: Key
+    right_keys: Key
+    condition: Expr | None
+    left_bounds: tuple[int, int]
+    right_bounds: tuple[int, int]
+
+
 @dataclass(frozen=True)
 class MirrorSide:
     """How a delta operator reads one source table through its LMDB mirror.

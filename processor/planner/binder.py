@@ -17,6 +17,7 @@ from deltaflow.processor.planner.catalog import Catalog, Table
 from deltaflow.processor.planner.changelog_ptf import changelog_relation
 from deltaflow.processor.planner.correlate import bind_lateral
 from deltaflow.processor.planner.scan import ScanCache, bind_scan
+from deltaflow.processor.planner.window_join import window_join
 from deltaflow.processor.planner.windows import window_relation
 from deltaflow.processor.sql.dialect import CHANGELOG_PTFS
 from deltaflow.processor.sql.errors import position
@@ -151,6 +152,11 @@ class FromBinder:
         out += [_nullable(c, join_type in ("LEFT", "FULL")) for c in right.columns]
         if version is not None:
             return self._lookup_join(left, right, version, join_type, (lk, rk, rest), out)
+        spec = {"join_type": join_type, "left_keys": lk, "right_keys": rk, "condition": rest,
+                "fields": unique_fields(out)}  # fmt: skip
+        windowed = window_join([left.node, right.node], (left.columns, right.columns), spec)
+        if windowed is not None:  # both window bounds equal: Flink's WindowJoin
+            return Rel(windowed, out)
         node = L.Join(
             [left.node, right.node],
             unique_fields(out),

@@ -56,6 +56,7 @@ from deltaflow.processor.runtime.simple import (
 )
 from deltaflow.processor.runtime.source_marks import SourceMarks, idle_timeout_ms
 from deltaflow.processor.runtime.ttl import TtlBackend
+from deltaflow.processor.runtime.window_join import WindowJoinOperator
 
 __all__ = ["Graph", "RuntimeContext", "build_operator"]
 
@@ -78,6 +79,7 @@ _BUILDERS = {
     p.Correlate: CorrelateOperator,
     p.IntervalJoin: IntervalJoinOperator,
     p.OverAggregate: OverAggOperator,
+    p.WindowJoin: WindowJoinOperator,
 }
 
 

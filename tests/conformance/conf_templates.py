@@ -433,6 +433,14 @@ TIME = [
       "COUNT(*) AS n FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) "
       "GROUP BY product, window_start, window_end) GROUP BY starttime, endtime",
       ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "mx BIGINT"], watermark=True, compare="final"),
+    T("window_join_inner", "window",
+      "SELECT L.cust, L.window_start, L.n, R.mq FROM (SELECT cust, window_start, window_end, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY cust, window_start, window_end) L JOIN (SELECT cust, window_start, window_end, MAX(qty) AS mq FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) WHERE qty > 2 GROUP BY cust, window_start, window_end) R "
+      "ON L.window_start = R.window_start AND L.window_end = R.window_end AND L.cust = R.cust",
+      ["cust INT", "ws TIMESTAMP(3)", "n BIGINT", "mq INT"], **_APPEND),
+    T("window_join_full", "window",
+      "SELECT L.cust, R.cust, L.n, R.mq FROM (SELECT cust, window_start, window_end, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY cust, window_start, window_end) L FULL JOIN (SELECT cust, window_start, window_end, MAX(qty) AS mq FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) WHERE qty > 2 GROUP BY cust, window_start, window_end) R "
+      "ON L.window_start = R.window_start AND L.window_end = R.window_end AND L.cust = R.cust AND L.n > 1",
+      ["lc INT", "rc INT", "n BIGINT", "mq INT"], **_APPEND),
     T("error_over_cdc", "error",
       "SELECT id, COUNT(*) OVER (PARTITION BY cust ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) "
       "FROM orders", ["id INT", "n BIGINT"], watermark=True, compare="plan", seeds=2),
