@@ -160,6 +160,19 @@ class WindowJoin(Node):
     right_bounds: tuple[int, int]
 
 
+@dataclass(frozen=True, kw_only=True)
+class WindowRank(Node):
+    """Window Top-N: per window (``bounds``: its window_start, window_end columns) and
+    partition, the rows ranked ``rank_start..rank_end`` once the window has ended."""
+
+    partition_keys: Key
+    order_keys: tuple[tuple[int, bool, bool], ...]
+    rank_start: int
+    rank_end: int
+    output_rank_number: bool
+    bounds: tuple[int, int]
+
+
 @dataclass(frozen=True)
 class MirrorSide:
     """How a delta operator reads one source table through its LMDB mirror.

@@ -25,6 +25,7 @@ from deltaflow.processor.planner.group_windows import GroupWindowAggregate
 from deltaflow.processor.planner.interval_join import IntervalJoin, build_interval_join
 from deltaflow.processor.planner.over_agg import OverAggregate, build_over
 from deltaflow.processor.planner.window_join import WindowJoin, build_window_join
+from deltaflow.processor.planner.window_rank import WindowRank, build_window_rank
 
 
 def to_physical(sink: L.Sink, ids: count, memo: dict[int, P.Node]) -> P.Sink:
@@ -152,5 +153,6 @@ _BUILD: dict[type, Callable[[Any, dict[str, Any]], P.Node]] = {
     IntervalJoin: build_interval_join,
     OverAggregate: build_over,
     WindowJoin: build_window_join,
+    WindowRank: build_window_rank,
     ChangelogFunction: build_changelog_function,
 }

@@ -17,6 +17,7 @@ from deltaflow.processor.planner.relops import (
     project_rel,
     require_no_window,
 )
+from deltaflow.processor.planner.window_rank import window_rank
 from deltaflow.processor.sql.errors import position
 
 
@@ -86,7 +87,7 @@ def _rank_node(
         cols.append(ScopeColumn(None, rn, DataType(BIGINT, False)))
     node = L.Rank([rel.node], fields_of(cols), partition_keys=partition, order_keys=tuple(order),
                   rank_start=bounds[0], rank_end=bounds[1], output_rank_number=uses_rn, time_order=time_attr)  # fmt: skip
-    return Rel(node, cols)
+    return Rel(window_rank(rel, node) or node, cols)  # PARTITION BY window bounds: WindowRank
 
 
 def _column_index(node: exp.Expr, scope: Scope) -> int:

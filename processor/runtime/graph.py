@@ -57,6 +57,7 @@ from deltaflow.processor.runtime.simple import (
 from deltaflow.processor.runtime.source_marks import SourceMarks, idle_timeout_ms
 from deltaflow.processor.runtime.ttl import TtlBackend
 from deltaflow.processor.runtime.window_join import WindowJoinOperator
+from deltaflow.processor.runtime.window_rank import WindowRankOperator
 
 __all__ = ["Graph", "RuntimeContext", "build_operator"]
 
@@ -80,6 +81,7 @@ _BUILDERS = {
     p.IntervalJoin: IntervalJoinOperator,
     p.OverAggregate: OverAggOperator,
     p.WindowJoin: WindowJoinOperator,
+    p.WindowRank: WindowRankOperator,
 }
 
 

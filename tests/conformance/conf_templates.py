@@ -441,6 +441,17 @@ TIME = [
       "SELECT L.cust, R.cust, L.n, R.mq FROM (SELECT cust, window_start, window_end, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY cust, window_start, window_end) L FULL JOIN (SELECT cust, window_start, window_end, MAX(qty) AS mq FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) WHERE qty > 2 GROUP BY cust, window_start, window_end) R "
       "ON L.window_start = R.window_start AND L.window_end = R.window_end AND L.cust = R.cust AND L.n > 1",
       ["lc INT", "rc INT", "n BIGINT", "mq INT"], **_APPEND),
+    T("window_topn", "window",
+      "SELECT window_start, cust, n, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
+      "ORDER BY n DESC, cust) AS rn FROM (SELECT cust, window_start, window_end, COUNT(*) AS n FROM TABLE(TUMBLE("
+      "TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY cust, window_start, window_end)) WHERE rn <= 2",
+      ["ws TIMESTAMP(3)", "cust INT", "n BIGINT", "rn BIGINT"], **_APPEND),
+    T("window_topn_partitioned", "window",
+      "SELECT window_end, product, cust, s FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end, "
+      "product ORDER BY s DESC, cust) AS rn FROM (SELECT product, cust, window_start, window_end, SUM(qty) AS s "
+      "FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) "
+      "GROUP BY product, cust, window_start, window_end)) WHERE rn = 1",
+      ["we TIMESTAMP(3)", "product STRING", "cust INT", "s INT"], **_APPEND),
     T("error_over_cdc", "error",
       "SELECT id, COUNT(*) OVER (PARTITION BY cust ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) "
       "FROM orders", ["id INT", "n BIGINT"], watermark=True, compare="plan", seeds=2),
