@@ -21,9 +21,7 @@ def test_each_window_is_ranked_once_when_it_ends(backend, ctx):
         output_rank_number=True, bounds=(1, 2),
     )  # fmt: skip
     op = WindowRankOperator(node, backend, ctx)
-    batch = parse_changelog(
-        f"+I[a, {W1}, 3]\n+I[b, {W1}, 9]\n+I[c, {W1}, 3]\n+I[d, {W2}, 1]", T
-    )
+    batch = parse_changelog(f"+I[a, {W1}, 3]\n+I[b, {W1}, 9]\n+I[c, {W1}, 3]\n+I[d, {W2}, 1]", T)
     assert not op.process(batch)
     end = epoch_ms(batch.rows[0][2])
     out = show(op.on_watermark(end - 1), OUT)
