@@ -173,6 +173,20 @@ class WindowRank(Node):
     bounds: tuple[int, int]
 
 
+@dataclass(frozen=True, kw_only=True)
+class TemporalJoin(Node):
+    """Event-time temporal join: each left row (time column ``left_time``) joins the right
+    version of its key valid at that time (the right row with the latest ``right_time`` not
+    after it, if that change is not a delete), once the watermark reaches the left row."""
+
+    join_type: str  # INNER, LEFT
+    left_keys: Key
+    right_keys: Key
+    condition: Expr | None
+    left_time: int
+    right_time: int
+
+
 @dataclass(frozen=True)
 class MirrorSide:
     """How a delta operator reads one source table through its LMDB mirror.

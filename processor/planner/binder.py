@@ -175,6 +175,10 @@ class FromBinder:
         time = version.args.get("expression")
         ref = bind(time, Scope(left.columns, self.functions)) if time is not None else None
         attr = left.columns[ref.index].time_attr if isinstance(ref, InputRef) else None
+        if attr == "ROWTIME":  # event time: a temporal join against a versioned table
+            from deltaflow.processor.planner.temporal_join import bind_temporal_join
+
+            return bind_temporal_join(left, right, join_type, keys, out, ref.index, version)  # type: ignore[union-attr]
         if attr != "PROCTIME":
             raise SqlError(
                 "FOR SYSTEM_TIME AS OF takes the left table's processing-time attribute (a PROCTIME() "

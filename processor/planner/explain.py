@@ -14,6 +14,7 @@ from deltaflow.processor.planner.delta_nodes import DeltaAggregate, DeltaJoin, U
 from deltaflow.processor.planner.group_windows import GroupWindowAggregate, describe_group_window
 from deltaflow.processor.planner.interval_join import IntervalJoin, describe_interval_join
 from deltaflow.processor.planner.over_agg import OverAggregate, describe_over
+from deltaflow.processor.planner.temporal_join import TemporalJoin, describe_temporal_join
 from deltaflow.processor.planner.window_join import WindowJoin, describe_window_join
 from deltaflow.processor.planner.window_rank import WindowRank, describe_window_rank
 
@@ -187,6 +188,7 @@ _DESCRIBE: dict[type, Callable] = {
     IntervalJoin: lambda n: describe_interval_join(n, render, _JOIN),
     OverAggregate: describe_over,
     WindowJoin: lambda n: describe_window_join(n, render, _JOIN, _duration),
+    TemporalJoin: lambda n: describe_temporal_join(n, render, _JOIN),
     WindowRank: lambda n: describe_window_rank(n, _duration),
     GroupWindowAggregate: lambda n: describe_group_window(n, _group(n), _agg_select(n, False)),
 }

@@ -24,6 +24,7 @@ from deltaflow.processor.planner.delta_nodes import (
 from deltaflow.processor.planner.group_windows import GroupWindowAggregate
 from deltaflow.processor.planner.interval_join import IntervalJoin, build_interval_join
 from deltaflow.processor.planner.over_agg import OverAggregate, build_over
+from deltaflow.processor.planner.temporal_join import TemporalJoin, build_temporal_join
 from deltaflow.processor.planner.window_join import WindowJoin, build_window_join
 from deltaflow.processor.planner.window_rank import WindowRank, build_window_rank
 
@@ -153,6 +154,7 @@ _BUILD: dict[type, Callable[[Any, dict[str, Any]], P.Node]] = {
     IntervalJoin: build_interval_join,
     OverAggregate: build_over,
     WindowJoin: build_window_join,
+    TemporalJoin: build_temporal_join,
     WindowRank: build_window_rank,
     ChangelogFunction: build_changelog_function,
 }

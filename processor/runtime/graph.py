@@ -55,6 +55,7 @@ from deltaflow.processor.runtime.simple import (
     SinkOperator,
 )
 from deltaflow.processor.runtime.source_marks import SourceMarks, idle_timeout_ms
+from deltaflow.processor.runtime.temporal_join import TemporalJoinOperator
 from deltaflow.processor.runtime.ttl import TtlBackend
 from deltaflow.processor.runtime.window_join import WindowJoinOperator
 from deltaflow.processor.runtime.window_rank import WindowRankOperator
@@ -82,6 +83,7 @@ _BUILDERS = {
     p.OverAggregate: OverAggOperator,
     p.WindowJoin: WindowJoinOperator,
     p.WindowRank: WindowRankOperator,
+    p.TemporalJoin: TemporalJoinOperator,
 }
 
 

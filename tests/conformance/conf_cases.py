@@ -15,11 +15,13 @@ from conf_histories import (
     CUSTOMERS_DDL_COLUMNS,
     ORDERS_DDL_COLUMNS,
     PAYMENTS_DDL_COLUMNS,
+    RATES_DDL_COLUMNS,
     Event,
     customers_history,
     event_line,
     orders_history,
     payments_history,
+    rates_history,
     write_history,
 )
 from conf_templates import TEMPLATES, Template
@@ -39,6 +41,7 @@ _COLUMNS = {
     "orders": ORDERS_DDL_COLUMNS,
     "customers": CUSTOMERS_DDL_COLUMNS,
     "payments": PAYMENTS_DDL_COLUMNS,
+    "rates": RATES_DDL_COLUMNS,
 }
 
 
@@ -64,17 +67,21 @@ class Case:
                 columns.append("WATERMARK FOR paid_at AS paid_at - INTERVAL '1' SECOND")
             if self.template.source_pk:
                 columns.append(f"PRIMARY KEY ({SOURCE_PK[table]}) NOT ENFORCED")
+            if table == "rates":  # always a versioned table: a key and a watermark
+                columns += [
+                    "PRIMARY KEY (cur) NOT ENFORCED",
+                    "WATERMARK FOR ts AS ts - INTERVAL '1' SECOND",
+                ]
             path = f"{self.id}/{table}.json"
             out.append(
                 f"CREATE TABLE {table} ({', '.join(columns)}) WITH ('connector' = 'filesystem', "
-                f"'path' = '{path}', 'format' = '{self.source_format}')"
+                f"'path' = '{path}', 'format' = '{self.source_format(table)}')"
             )
         out.append(self.sink_ddl())
         return out
 
-    @property
-    def source_format(self) -> str:
-        return "json" if self.template.append else "debezium-json"
+    def source_format(self, table: str) -> str:
+        return "json" if self.template.append and table == "orders" else "debezium-json"
 
     def sink_ddl(self) -> str:
         t = self.template
@@ -100,7 +107,8 @@ class Case:
         folder = workdir / self.id
         folder.mkdir(parents=True, exist_ok=True)
         for table, events in self.histories.items():
-            write_history(folder / f"{table}.json", events, table, self.template.append)
+            plain = self.template.append and table == "orders"
+            write_history(folder / f"{table}.json", events, table, plain)
 
     def job_sql(self) -> str:
         """The whole job as one SQL script (deltaflow's input, and a regression file's)."""
@@ -138,9 +146,11 @@ def all_cases() -> list[Case]:
                 histories["orders"] = orders_history(seed, n_orders)
             if "payments" in template.tables:
                 histories["payments"] = payments_history(seed, n_customers * 2)
+            if "rates" in template.tables:
+                histories["rates"] = rates_history(seed, n_customers)
             if "customers" in template.tables:
                 histories["customers"] = customers_history(seed, n_customers)
-            if template.append:  # the inserts only, as rows of an append-only source
-                histories = {t: [e for e in es if e.op == "c"] for t, es in histories.items()}
+            if template.append:  # orders' inserts only, as rows of an append-only source
+                histories["orders"] = [e for e in histories["orders"] if e.op == "c"]
             cases.append(Case(f"c{len(cases) + 1:04d}", template, seed, histories))
     return cases

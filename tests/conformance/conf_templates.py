@@ -37,7 +37,7 @@ class Template:
     seeds: int = 9
     scale: int = 1  # histories this many times longer than the default 8-40 / 5-18 events
     source_pk: bool = False  # the sources declare PRIMARY KEY (id / cid / pid) NOT ENFORCED
-    append: bool = False  # append-only sources: the histories' inserts as plain JSON rows
+    append: bool = False  # orders append-only: the history's inserts as plain JSON rows
 
 
 def T(name, category, select, sink, **kw) -> Template:  # noqa: N802 - a table constructor
@@ -452,6 +452,13 @@ TIME = [
       "FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) "
       "GROUP BY product, cust, window_start, window_end)) WHERE rn = 1",
       ["we TIMESTAMP(3)", "product STRING", "cust INT", "s INT"], **_APPEND),
+    T("temporal_join_inner", "temporal",
+      "SELECT o.id, o.cust, r.rate, r.ts FROM orders o JOIN rates FOR SYSTEM_TIME AS OF o.ts AS r ON o.cust = r.cur",
+      ["id INT", "cust INT", "rate INT", "rts TIMESTAMP(3)"], tables=("orders", "rates"), **_APPEND),
+    T("temporal_join_left", "temporal",
+      "SELECT o.id, r.rate, o.qty * r.rate FROM orders o LEFT JOIN rates FOR SYSTEM_TIME AS OF o.ts AS r "
+      "ON o.cust = r.cur AND r.rate > 2",
+      ["id INT", "rate INT", "total INT"], tables=("orders", "rates"), **_APPEND),
     T("error_over_cdc", "error",
       "SELECT id, COUNT(*) OVER (PARTITION BY cust ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) "
       "FROM orders", ["id INT", "n BIGINT"], watermark=True, compare="plan", seeds=2),
