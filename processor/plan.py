@@ -171,6 +171,9 @@ class WindowRank(Node):
     rank_end: int
     output_rank_number: bool
     bounds: tuple[int, int]
+    # over a window TVF: the input rows get the windows of ``assign`` (window_start,
+    # window_end, window_time appended) before ranking
+    assign: WindowSpec | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

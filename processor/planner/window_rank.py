@@ -27,6 +27,7 @@ class WindowRank(L.LNode):
     output_rank_number: bool = False
     window: WindowSpec = None  # type: ignore[assignment]
     bounds: tuple[int, int] = (0, 0)  # window_start, window_end columns
+    tvf: bool = False  # directly over a window TVF: the operator assigns the windows
 
     def produces(self, inputs: list[Mode]) -> Mode:
         if inputs[0] != L.INSERT_ONLY:
@@ -42,8 +43,20 @@ class WindowRank(L.LNode):
         return L.INSERT_ONLY
 
 
+def tvf_partitioned(rel: Rel, partition: tuple[int, ...]) -> bool:
+    """A ROW_NUMBER over a window TVF partitioned by its window_start and window_end."""
+    n = len(rel.columns)
+    return rel.window is not None and {n - 3, n - 2} <= set(partition)
+
+
 def window_rank(rel: Rel, rank: L.Rank) -> WindowRank | None:
     """``rank`` as a WindowRank when its PARTITION BY holds both bounds of one window."""
+    if tvf_partitioned(rel, rank.partition_keys):
+        n = len(rel.columns)
+        return WindowRank(rank.inputs, rank.fields, partition_keys=rank.partition_keys,
+                          order_keys=rank.order_keys, rank_start=rank.rank_start,
+                          rank_end=rank.rank_end, output_rank_number=rank.output_rank_number,
+                          window=rel.window, bounds=(n - 3, n - 2), tvf=True)  # fmt: skip
     refs = [InputRef(rel.columns[c].type, c) for c in rank.partition_keys]
     bounds = grouped_bounds(rel, refs)
     if bounds is None:
@@ -55,7 +68,7 @@ def window_rank(rel: Rel, rank: L.Rank) -> WindowRank | None:
 
 
 def describe_window_rank(node: WindowRank, duration) -> str:  # noqa: ANN001
-    names = [f.name for f in node.inputs[0].fields]
+    names = [f.name for f in node.fields]  # the input's columns (and the window's) first
     w = node.window
     sizes = f"size=[{duration(w.size_ms)}]"
     if w.kind == "HOP":
@@ -66,6 +79,8 @@ def describe_window_rank(node: WindowRank, duration) -> str:  # noqa: ANN001
         sizes = f"gap=[{duration(w.size_ms)}]"
     start, end = (names[i] for i in node.bounds)
     window = f"{w.kind}(win_start=[{start}], win_end=[{end}], {sizes})"
+    if node.tvf:
+        window = f"{w.kind}(time_col=[{names[w.time_column]}], {sizes})"
     partition = ", ".join(names[c] for c in node.partition_keys if c not in node.bounds)
     order = ", ".join(f"{names[c]} {'ASC' if asc else 'DESC'}" for c, asc, _ in node.order_keys)
     select = ", ".join(f.name for f in node.fields)
@@ -84,4 +99,5 @@ def build_window_rank(node: WindowRank, base: dict[str, Any]) -> P.Node:
         rank_end=node.rank_end,
         output_rank_number=node.output_rank_number,
         bounds=node.bounds,
+        assign=node.window if node.tvf else None,
     )

@@ -9,8 +9,15 @@ from __future__ import annotations
 
 from deltaflow.formats.changelog import INSERT, Batch
 from deltaflow.processor.plan import WindowRank
-from deltaflow.processor.runtime.base import MIN_WATERMARK, Operator, epoch_ms, key_getter
+from deltaflow.processor.runtime.base import (
+    MIN_WATERMARK,
+    Operator,
+    epoch_ms,
+    from_epoch_ms,
+    key_getter,
+)
 from deltaflow.processor.runtime.rank import sort_key
+from deltaflow.processor.runtime.window import check_window, windows_of
 
 
 class WindowRankOperator(Operator):
@@ -26,10 +33,27 @@ class WindowRankOperator(Operator):
         self.watermark = MIN_WATERMARK if stored is None else int(stored)  # type: ignore[call-overload]
         self.seq = int(self.progress.get(("seq",)) or 0)  # type: ignore[call-overload]
         self.late_rows = 0
+        self.assign = node.assign
+        if node.assign is not None:
+            check_window(node.assign)
+
+    def _windowed(self, rows: list[tuple]) -> list[tuple]:
+        """Each row once per window holding its time, with window_start, window_end, window_time."""
+        spec = self.assign
+        out = []
+        for row in rows:
+            value = row[spec.time_column]  # type: ignore[union-attr]
+            if value is None:
+                continue  # Flink drops rows whose time attribute is NULL
+            for start, end in windows_of(spec, epoch_ms(value)):  # type: ignore[arg-type]
+                bounds = (from_epoch_ms(start, False), from_epoch_ms(end, False))
+                out.append(row + bounds + (from_epoch_ms(end - 1, False),))
+        return out
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         start_col, end_col = self.bounds
-        for row in batch.rows:  # append-only input
+        rows = batch.rows if self.assign is None else self._windowed(batch.rows)
+        for row in rows:  # append-only input
             end = epoch_ms(row[end_col])
             if end - 1 <= self.watermark:
                 self.late_rows += 1

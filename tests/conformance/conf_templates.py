@@ -452,6 +452,16 @@ TIME = [
       "FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) "
       "GROUP BY product, cust, window_start, window_end)) WHERE rn = 1",
       ["we TIMESTAMP(3)", "product STRING", "cust INT", "s INT"], **_APPEND),
+    T("window_topn_tvf", "window",
+      "SELECT window_start, window_end, id, amt, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, "
+      "window_end ORDER BY amt DESC, id) AS rn FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND))) "
+      "WHERE rn <= 3",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "id INT", "amt DECIMAL(10, 2)", "rn BIGINT"], **_APPEND),
+    T("window_topn_tvf_hop", "window",
+      "SELECT window_end, cust, id, qty FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end, cust "
+      "ORDER BY qty DESC, id) AS rn FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, "
+      "INTERVAL '10' SECOND))) WHERE rn = 1",
+      ["we TIMESTAMP(3)", "cust INT", "id INT", "qty INT"], **_APPEND),
     T("temporal_join_inner", "temporal",
       "SELECT o.id, o.cust, r.rate, r.ts FROM orders o JOIN rates FOR SYSTEM_TIME AS OF o.ts AS r ON o.cust = r.cur",
       ["id INT", "cust INT", "rate INT", "rts TIMESTAMP(3)"], tables=("orders", "rates"), **_APPEND),
