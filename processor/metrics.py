@@ -138,6 +138,19 @@ def _state_samples(job) -> list[Sample]:
     ]
 
 
+def late_records(job) -> list[str]:
+    """Rows event-time operators (window aggregates, interval joins) found behind the
+    watermark and dropped (Flink's numLateRecordsDropped), per operator."""
+    graph = getattr(job, "graph", None)
+    ops = graph.ops.items() if graph is not None else ()
+    counted = [(nid, op) for nid, op in ops if hasattr(op, "late_rows")]
+    return ["# TYPE deltaflow_late_records_dropped_total counter"] + [
+        f'deltaflow_late_records_dropped_total{{node="{nid}",operator="{type(op).__name__}"}} '
+        f"{op.late_rows}"
+        for nid, op in counted
+    ]
+
+
 def serve_metrics(job, port: int) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming

@@ -133,6 +133,66 @@ class Join(Node):
     right_unique_keys: tuple[Key, ...] = ()
 
 
+@dataclass(frozen=True, kw_only=True)
+class IntervalJoin(Node):
+    """Event-time interval join of two append-only inputs: a left row at ``tl`` and a right
+    row at ``tr`` (epoch ms of columns ``left_time`` / ``right_time``) pair when their keys are
+    equal, ``tr + lower_ms <= tl <= tr + upper_ms`` and ``condition`` (the rest) holds."""
+
+    join_type: str  # INNER, LEFT, RIGHT, FULL
+    left_keys: Key
+    right_keys: Key
+    condition: Expr | None
+    lower_ms: int
+    upper_ms: int
+    left_time: int
+    right_time: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class WindowJoin(Node):
+    """A join of two windowed append-only inputs: the rows of one window (``*_bounds``: the
+    window_start and window_end columns of each input) are joined when the watermark passes
+    its end. Output: left columns then right columns."""
+
+    join_type: str  # INNER, LEFT, RIGHT, FULL
+    left_keys: Key
+    right_keys: Key
+    condition: Expr | None
+    left_bounds: tuple[int, int]
+    right_bounds: tuple[int, int]
+
+
+@dataclass(frozen=True, kw_only=True)
+class WindowRank(Node):
+    """Window Top-N: per window (``bounds``: its window_start, window_end columns) and
+    partition, the rows ranked ``rank_start..rank_end`` once the window has ended."""
+
+    partition_keys: Key
+    order_keys: tuple[tuple[int, bool, bool], ...]
+    rank_start: int
+    rank_end: int
+    output_rank_number: bool
+    bounds: tuple[int, int]
+    # over a window TVF: the input rows get the windows of ``assign`` (window_start,
+    # window_end, window_time appended) before ranking
+    assign: WindowSpec | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TemporalJoin(Node):
+    """Event-time temporal join: each left row (time column ``left_time``) joins the right
+    version of its key valid at that time (the right row with the latest ``right_time`` not
+    after it, if that change is not a delete), once the watermark reaches the left row."""
+
+    join_type: str  # INNER, LEFT
+    left_keys: Key
+    right_keys: Key
+    condition: Expr | None
+    left_time: int
+    right_time: int
+
+
 @dataclass(frozen=True)
 class MirrorSide:
     """How a delta operator reads one source table through its LMDB mirror.
@@ -255,12 +315,17 @@ class Deduplicate(Node):
 
 @dataclass(frozen=True)
 class WindowSpec:
-    kind: str  # TUMBLE, HOP, CUMULATE
+    kind: str  # TUMBLE, HOP, CUMULATE, SESSION
     time_column: int
-    size_ms: int
+    size_ms: int  # SESSION: the gap
     slide_ms: int | None = None  # HOP slide
     step_ms: int | None = None  # CUMULATE step
     offset_ms: int = 0
+    partition_keys: Key = ()  # SESSION ... PARTITION BY: columns (of the aggregate's input)
+    # a window aggregate over an earlier one's window_start / window_end: the windows are
+    # these columns of the input row (``time_column`` is then ``start_column``)
+    start_column: int | None = None
+    end_column: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -270,6 +335,27 @@ class WindowAggregate(Node):
     window: WindowSpec
     group_keys: Key
     aggs: tuple[AggCall, ...]
+
+
+@dataclass(frozen=True)
+class OverWindow:
+    """An OVER window: rows of one partition ordered by the time column ``order_key``; the
+    frame ends at the current row and starts ``preceding`` rows (ROWS) or ms (RANGE) before
+    it, or at the partition's first row (None: UNBOUNDED PRECEDING)."""
+
+    partition_keys: Key
+    order_key: int
+    kind: str  # ROWS or RANGE
+    preceding: int | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class OverAggregate(Node):
+    """Output: the input row, then one value per aggregate over the row's frame."""
+
+    window: OverWindow
+    aggs: tuple[AggCall, ...]
+    time_kind: str  # ROWTIME (rows wait for the watermark) or PROCTIME (at once)
 
 
 @dataclass(frozen=True, kw_only=True)

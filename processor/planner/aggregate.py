@@ -21,6 +21,8 @@ from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
 from deltaflow.processor.planner.binder import Rel, fields_of
 from deltaflow.processor.planner.reduce_variance import M2, reduce_variances
 from deltaflow.processor.planner.relops import Functions, item_name
+from deltaflow.processor.planner.window_props import grouped_bounds, window_over_bounds
+from deltaflow.processor.planner.windows import session_keys
 from deltaflow.processor.sql.errors import closest, position
 
 AGGREGATES = {
@@ -58,6 +60,13 @@ def bind_aggregate(
         select.set("having", exp.Having(this=reduced_having))
     group = select.args.get("group")
     window_idx = _window_columns(rel)
+    bounds = (
+        None
+        if window_idx
+        else grouped_bounds(rel, [bind(g, scope) for g in group.expressions] if group else [])
+    )
+    if bounds is not None:  # GROUP BY an earlier window aggregate's window_start, window_end
+        window_idx = {bounds[0], bounds[1]}
     keys: list[tuple[exp.Expr, Expr]] = []
     grouped_windows = set()
     for g in group.expressions if group else []:
@@ -66,7 +75,11 @@ def bind_aggregate(
             grouped_windows.add(ref.index)
         else:
             keys.append((g, ref))
-    if window_idx and not {min(window_idx), min(window_idx) + 1} <= grouped_windows:
+    if (
+        bounds is None
+        and window_idx
+        and not {min(window_idx), min(window_idx) + 1} <= grouped_windows
+    ):
         raise SqlError(
             "a window aggregation groups by window_start and window_end; add both to GROUP BY",
             *position(group or select))  # fmt: skip
@@ -89,7 +102,10 @@ def bind_aggregate(
             agg = replace(agg, filter_arg=len(pre) - 1)
         aggs.append(agg)
     out_cols = pre_cols[: len(keys)] + [ScopeColumn(None, a.name, a.type) for a in aggs]
-    node = _aggregate_node(rel, pre, pre_cols, out_cols, len(keys), aggs)
+    if bounds is not None:
+        node = window_over_bounds(rel, bounds, pre, pre_cols, out_cols, len(keys), aggs)
+    else:
+        node = _aggregate_node(rel, pre, pre_cols, out_cols, len(keys), aggs)
     return _select_over(select, Rel(node, out_cols), keys, uses, items, functions)
 
 
@@ -131,8 +147,9 @@ def _aggregate_node(
         projection=projection,
     )
     moved = WindowSpec(
-        spec.kind, len(pre), spec.size_ms, spec.slide_ms, spec.step_ms, spec.offset_ms
-    )
+        spec.kind, len(pre), spec.size_ms, spec.slide_ms, spec.step_ms, spec.offset_ms,
+        session_keys(spec, pre[:nkeys]),
+    )  # fmt: skip
     out_cols += rel.columns[-3:]
     return L.WindowAggregate([calc], fields_of(out_cols), window=moved, group_keys=keys, aggs=aggs)
 
@@ -160,8 +177,10 @@ def _select_over(
         _check_grouped(item.copy().transform(swap), scope)
     cond = bind(having.this.copy().transform(swap), scope) if having else None
     projection = [bind(item.copy().transform(swap).unalias(), scope) for item in items]
-    cols = [
-        ScopeColumn(None, item_name(it, i), p.type)
+    cols = [  # a window bound or window_time selected as it is stays one
+        replace(agg.columns[p.index], qualifier=None, name=item_name(it, i), type=p.type)
+        if isinstance(p, InputRef) and agg.columns[p.index].window_prop is not None
+        else ScopeColumn(None, item_name(it, i), p.type)
         for i, (it, p) in enumerate(zip(items, projection, strict=True))
     ]
     unchanged = (

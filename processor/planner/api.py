@@ -27,6 +27,7 @@ from deltaflow.processor.planner.rules.insert_changelog_normalize import insert_
 from deltaflow.processor.planner.rules.insert_drop_update_before import insert_drop_update_before
 from deltaflow.processor.planner.rules.insert_upsert_materializer import insert_upsert_materializer
 from deltaflow.processor.planner.rules.merge_calcs import merge_calcs
+from deltaflow.processor.planner.rules.plan_interval_joins import plan_interval_joins
 from deltaflow.processor.planner.rules.push_filters import push_filters
 from deltaflow.processor.planner.rules.rewrite_delta_agg import rewrite_delta_agg
 from deltaflow.processor.planner.rules.rewrite_delta_join import rewrite_delta_join
@@ -43,6 +44,7 @@ _NOT_REWRITTEN = re.compile(r", deltaJoin=\[not rewritten: .*?\](?=, changelogMo
 TREE_RULES = (
     push_filters,
     merge_calcs,
+    plan_interval_joins,
     insert_changelog_normalize,
     rewrite_delta_join,
     rewrite_delta_agg,

@@ -44,6 +44,9 @@ class ScopeColumn:
     name: str
     type: DataType
     time_attr: str | None = None  # ROWTIME / PROCTIME
+    # ("start" | "end", WindowSpec): a window's bound that outlives its window aggregate, so a
+    # later GROUP BY over both bounds is a window aggregate again (Flink's window properties)
+    window_prop: tuple[str, object] | None = None
 
 
 @dataclass

@@ -3,7 +3,7 @@ subqueries, joins, lookup joins and window table functions."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
@@ -17,6 +17,7 @@ from deltaflow.processor.planner.catalog import Catalog, Table
 from deltaflow.processor.planner.changelog_ptf import changelog_relation
 from deltaflow.processor.planner.correlate import bind_lateral
 from deltaflow.processor.planner.scan import ScanCache, bind_scan
+from deltaflow.processor.planner.window_join import window_join
 from deltaflow.processor.planner.windows import window_relation
 from deltaflow.processor.sql.dialect import CHANGELOG_PTFS
 from deltaflow.processor.sql.errors import position
@@ -38,7 +39,7 @@ class Rel:
     def requalified(self, alias: str | None) -> Rel:
         if alias is None:
             return self
-        cols = [ScopeColumn(alias, c.name, c.type, c.time_attr) for c in self.columns]
+        cols = [replace(c, qualifier=alias) for c in self.columns]
         return Rel(self.node, cols, self.window)
 
 
@@ -84,10 +85,7 @@ class FromBinder:
                 raise SqlError(
                     f"{alias.name} names {len(names)} columns but the relation has {len(rel.columns)}",
                     *position(node))  # fmt: skip
-            rel.columns = [
-                ScopeColumn(c.qualifier, n, c.type, c.time_attr)
-                for c, n in zip(rel.columns, names, strict=True)
-            ]
+            rel.columns = [replace(c, name=n) for c, n in zip(rel.columns, names, strict=True)]
         return rel
 
     def _relation(self, node: exp.Expr) -> Rel:
@@ -107,7 +105,7 @@ class FromBinder:
                 rel = self.queries.query(query)
                 if columns:
                     rel.columns = [
-                        ScopeColumn(None, n, c.type, c.time_attr)
+                        replace(c, qualifier=None, name=n)
                         for n, c in zip(columns, rel.columns, strict=False)
                     ]
                 return rel.requalified(alias or name)
@@ -149,6 +147,11 @@ class FromBinder:
         out += [_nullable(c, join_type in ("LEFT", "FULL")) for c in right.columns]
         if version is not None:
             return self._lookup_join(left, right, version, join_type, (lk, rk, rest), out)
+        spec = {"join_type": join_type, "left_keys": lk, "right_keys": rk, "condition": rest,
+                "fields": unique_fields(out)}  # fmt: skip
+        windowed = window_join([left.node, right.node], (left.columns, right.columns), spec)
+        if windowed is not None:  # both window bounds equal: Flink's WindowJoin
+            return Rel(windowed, out)
         node = L.Join(
             [left.node, right.node],
             unique_fields(out),
@@ -156,6 +159,7 @@ class FromBinder:
             left_keys=lk,
             right_keys=rk,
             condition=rest,
+            rowtimes=_rowtimes(left.columns + right.columns),
         )
         return Rel(node, out)
 
@@ -166,6 +170,10 @@ class FromBinder:
         time = version.args.get("expression")
         ref = bind(time, Scope(left.columns, self.functions)) if time is not None else None
         attr = left.columns[ref.index].time_attr if isinstance(ref, InputRef) else None
+        if attr == "ROWTIME":  # event time: a temporal join against a versioned table
+            from deltaflow.processor.planner.temporal_join import bind_temporal_join
+
+            return bind_temporal_join(left, right, join_type, keys, out, ref.index, version)  # type: ignore[union-attr]
         if attr != "PROCTIME":
             raise SqlError(
                 "FOR SYSTEM_TIME AS OF takes the left table's processing-time attribute (a PROCTIME() "
@@ -174,14 +182,14 @@ class FromBinder:
             raise SqlError(
                 "a lookup join (FOR SYSTEM_TIME AS OF) needs a plain table without computed columns, "
                 "joined with JOIN or LEFT JOIN", *position(version))  # fmt: skip
-        lk, rk, rest = keys
-        if not lk:
+        from deltaflow.processor.planner.lookup_keys import lookup_join_node  # imports binder
+
+        node = lookup_join_node(left.node, right.node.table, join_type, keys, out)
+        if not (node.inputs[0] if isinstance(node, L.Calc) else node).probe_keys:  # type: ignore[attr-defined]
             raise SqlError(
                 "a lookup join needs equality conditions on the looked-up table's columns",
                 *position(version),
             )
-        node = L.LookupJoin([left.node], unique_fields(out), join_type=join_type, table=right.node.table,
-                            probe_keys=lk, lookup_keys=rk, condition=rest)  # fmt: skip
         return Rel(node, out)
 
 
@@ -200,6 +208,11 @@ def _using(join: exp.Join, left: Rel, right: Rel, scope: Scope) -> Expr | None:
             sides.append(InputRef(rel.columns[hits[0]].type, hits[0] + offset))
         conds.append(infer_call("=", sides))
     return and_all(conds)
+
+
+def _rowtimes(columns: list[ScopeColumn]) -> tuple[int, ...]:
+    """The event-time attributes among a join's input columns (interval join bounds use them)."""
+    return tuple(i for i, c in enumerate(columns) if c.time_attr == "ROWTIME")
 
 
 def _nullable(c: ScopeColumn, make: bool) -> ScopeColumn:

@@ -11,6 +11,12 @@ from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.changelog_ptf import ChangelogFunction, describe_changelog_function
 from deltaflow.processor.planner.correlate import Correlate, describe_correlate
 from deltaflow.processor.planner.delta_nodes import DeltaAggregate, DeltaJoin, UnrewrittenJoin
+from deltaflow.processor.planner.group_windows import GroupWindowAggregate, describe_group_window
+from deltaflow.processor.planner.interval_join import IntervalJoin, describe_interval_join
+from deltaflow.processor.planner.over_agg import OverAggregate, describe_over
+from deltaflow.processor.planner.temporal_join import TemporalJoin, describe_temporal_join
+from deltaflow.processor.planner.window_join import WindowJoin, describe_window_join
+from deltaflow.processor.planner.window_rank import WindowRank, describe_window_rank
 
 _KINDS = ("I", "UB", "UA", "D")
 _JOIN = {
@@ -97,10 +103,16 @@ def _window_aggregate(node: L.WindowAggregate) -> str:
         "TUMBLE": f"size=[{_duration(w.size_ms)}]",
         "HOP": f"size=[{_duration(w.size_ms)}], slide=[{_duration(w.slide_ms or 0)}]",
         "CUMULATE": f"max_size=[{_duration(w.size_ms)}], step=[{_duration(w.step_ms or 0)}]",
+        "SESSION": f"gap=[{_duration(w.size_ms)}]",
     }[w.kind]
+    if w.partition_keys:
+        sizes += f", partition keys=[{', '.join(names[k] for k in w.partition_keys)}]"
     if w.offset_ms:
         sizes += f", offset=[{_duration(w.offset_ms)}]"
     window = f"{w.kind}(time_col=[{names[w.time_column]}], {sizes})"
+    if w.start_column is not None:  # over an earlier window aggregate's window bounds
+        bounds = f"win_start=[{names[w.start_column]}], win_end=[{names[w.end_column or 0]}]"
+        window = f"{w.kind}({bounds}, {sizes})"
     times = "start('w$) AS window_start, end('w$) AS window_end, rowtime('w$) AS window_time"
     retract = node.inputs[0].mode != L.INSERT_ONLY
     return f"WindowAggregate({_group(node)}window=[{window}], select=[{_agg_select(node, retract)}, {times}])"
@@ -186,6 +198,12 @@ _DESCRIBE: dict[type, Callable] = {
     ChangelogFunction: describe_changelog_function,
     Correlate: lambda n: describe_correlate(n, render),
     UnrewrittenJoin: lambda n: f"{_join(n)[:-1]}, deltaJoin=[not rewritten: {n.reason}])",
+    IntervalJoin: lambda n: describe_interval_join(n, render, _JOIN),
+    OverAggregate: describe_over,
+    WindowJoin: lambda n: describe_window_join(n, render, _JOIN, _duration),
+    TemporalJoin: lambda n: describe_temporal_join(n, render, _JOIN),
+    WindowRank: lambda n: describe_window_rank(n, _duration),
+    GroupWindowAggregate: lambda n: describe_group_window(n, _group(n), _agg_select(n, False)),
 }
 
 

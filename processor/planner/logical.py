@@ -166,6 +166,7 @@ class Join(LNode):
     left_keys: Key = ()
     right_keys: Key = ()
     condition: Expr | None = None
+    rowtimes: Key = ()  # columns of (left + right) that are event-time attributes of an input
 
     def produces(self, inputs: list[Mode]) -> Mode:
         if self.join_type == "INNER" and all(m == INSERT_ONLY for m in inputs):

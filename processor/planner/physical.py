@@ -21,6 +21,12 @@ from deltaflow.processor.planner.delta_nodes import (
     build_delta_aggregate,
     build_delta_join,
 )
+from deltaflow.processor.planner.group_windows import GroupWindowAggregate
+from deltaflow.processor.planner.interval_join import IntervalJoin, build_interval_join
+from deltaflow.processor.planner.over_agg import OverAggregate, build_over
+from deltaflow.processor.planner.temporal_join import TemporalJoin, build_temporal_join
+from deltaflow.processor.planner.window_join import WindowJoin, build_window_join
+from deltaflow.processor.planner.window_rank import WindowRank, build_window_rank
 
 
 def to_physical(sink: L.Sink, ids: count, memo: dict[int, P.Node]) -> P.Sink:
@@ -125,6 +131,12 @@ def _lookup_join(node: L.LookupJoin, base: dict[str, Any]) -> P.Node:
     )
 
 
+def _window_aggregate(node: L.WindowAggregate, base: dict[str, Any]) -> P.Node:
+    return P.WindowAggregate(
+        **base, window=node.window, group_keys=node.group_keys, aggs=tuple(node.aggs)
+    )
+
+
 _BUILD: dict[type, Callable[[Any, dict[str, Any]], P.Node]] = {
     L.Sink: _sink,
     L.Scan: _scan,
@@ -135,13 +147,17 @@ _BUILD: dict[type, Callable[[Any, dict[str, Any]], P.Node]] = {
     L.ChangelogNormalize: lambda n, b: P.ChangelogNormalize(**b, key=n.key),
     L.DropUpdateBefore: lambda n, b: P.DropUpdateBefore(**b),
     L.Aggregate: lambda n, b: P.GroupAggregate(**b, group_keys=n.group_keys, aggs=tuple(n.aggs)),
-    L.WindowAggregate: lambda n, b: P.WindowAggregate(
-        **b, window=n.window, group_keys=n.group_keys, aggs=tuple(n.aggs)
-    ),
+    L.WindowAggregate: _window_aggregate,
+    GroupWindowAggregate: _window_aggregate,
     L.Union: lambda n, b: P.Union(**b),
     DeltaJoin: build_delta_join,
     UnrewrittenJoin: _join,
     DeltaAggregate: build_delta_aggregate,
     Correlate: build_correlate,
+    IntervalJoin: build_interval_join,
+    OverAggregate: build_over,
+    WindowJoin: build_window_join,
+    TemporalJoin: build_temporal_join,
+    WindowRank: build_window_rank,
     ChangelogFunction: build_changelog_function,
 }

@@ -12,7 +12,13 @@ from deltaflow.processor.planner.aggregate import bind_aggregate, has_aggregate
 from deltaflow.processor.planner.bind_exprs import bind
 from deltaflow.processor.planner.binder import FromBinder, Rel, fields_of
 from deltaflow.processor.planner.catalog import Catalog
+from deltaflow.processor.planner.group_windows import (
+    bind_group_window,
+    group_window_call,
+    legacy_node,
+)
 from deltaflow.processor.planner.grouping_sets import expand_grouping_sets
+from deltaflow.processor.planner.over_agg import bind_over, has_over
 from deltaflow.processor.planner.relops import (
     Functions,
     expand_star,
@@ -92,9 +98,15 @@ class QueryBinder:
                 ):
                     require_no_window(rel, "filtering on window columns", where)
                 rel = filter_rel(rel, cond)
+        legacy = group_window_call(select)
+        if legacy is not None:  # GROUP BY TUMBLE(ts, ...): the window TVF form, printed as Flink's
+            select, rel = bind_group_window(select, rel, legacy, self.functions)
         items = expand_star(select.expressions, rel)
+        if has_over(items):
+            rel, items = bind_over(select, rel, items, self.functions)
         if select.args.get("group") or select.args.get("having") or has_aggregate(items):
-            return bind_aggregate(select, rel, items, self.functions)
+            agg = bind_aggregate(select, rel, items, self.functions)
+            return Rel(legacy_node(agg.node), agg.columns) if legacy is not None else agg
         require_no_window(rel, "a query without GROUP BY", select)
         out = project_rel(rel, items, self.functions)
         if select.args.get("distinct"):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sqlglot import exp
 
 from deltaflow.formats.errors import SqlError
 from deltaflow.formats.types import DataType
 from deltaflow.processor.exprs.functions import make_cast
-from deltaflow.processor.exprs.nodes import Expr, InputRef
+from deltaflow.processor.exprs.nodes import Call, Expr, InputRef
 from deltaflow.processor.plan import Field
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import ScopeColumn, bind
@@ -44,9 +46,11 @@ def project_rel(rel: Rel, items: list[exp.Expr], functions: Functions) -> Rel:
     cols = []
     for i, (item, expr) in enumerate(zip(items, projection, strict=True)):
         src = rel.columns[expr.index] if isinstance(expr, InputRef) else None
-        cols.append(
-            ScopeColumn(None, item_name(item, i), expr.type, src.time_attr if src else None)
-        )
+        if src is not None:  # a column kept as it is keeps its time and window attributes
+            cols.append(replace(src, qualifier=None, name=item_name(item, i), type=expr.type))
+        else:
+            attr = "PROCTIME" if _is_proctime(expr) else None
+            cols.append(ScopeColumn(None, item_name(item, i), expr.type, attr))
     unchanged = len(projection) == len(rel.columns) and all(
         isinstance(p, InputRef) and p.index == i and cols[i].name == rel.columns[i].name
         for i, p in enumerate(projection)
@@ -54,6 +58,11 @@ def project_rel(rel: Rel, items: list[exp.Expr], functions: Functions) -> Rel:
     if unchanged:
         return Rel(rel.node, cols, rel.window)
     return Rel(L.Calc([rel.node], fields_of(cols), projection=projection), cols)
+
+
+def _is_proctime(expr: Expr) -> bool:
+    """``PROCTIME()`` in a SELECT (a view's, a subquery's) is a processing-time attribute."""
+    return isinstance(expr, Call) and expr.op == "PROCTIME" and not expr.operands
 
 
 def expand_star(items: list[exp.Expr], rel: Rel) -> list[exp.Expr]:

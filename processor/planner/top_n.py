@@ -17,6 +17,7 @@ from deltaflow.processor.planner.relops import (
     project_rel,
     require_no_window,
 )
+from deltaflow.processor.planner.window_rank import tvf_partitioned, window_rank
 from deltaflow.processor.sql.errors import position
 
 
@@ -40,7 +41,8 @@ def row_number_item(select: exp.Select) -> tuple[exp.Subquery, exp.Expr] | None:
 def bind_top_n(binder, select: exp.Select, sub: exp.Subquery, rn_item: exp.Expr) -> Rel:  # noqa: ANN001 - QueryBinder
     inner: exp.Select = sub.this
     rel = binder.froms.from_clause(inner)
-    require_no_window(rel, "ROW_NUMBER()", rn_item)
+    if not tvf_partitioned(rel, _partition(rel, rn_item.unalias(), binder.functions)):
+        require_no_window(rel, "ROW_NUMBER()", rn_item)
     if inner.args.get("where") is not None:
         rel = filter_rel(rel, bind(inner.args["where"].this, rel.scope(binder.functions)))
     rn = rn_item.alias or "rn"
@@ -86,7 +88,12 @@ def _rank_node(
         cols.append(ScopeColumn(None, rn, DataType(BIGINT, False)))
     node = L.Rank([rel.node], fields_of(cols), partition_keys=partition, order_keys=tuple(order),
                   rank_start=bounds[0], rank_end=bounds[1], output_rank_number=uses_rn, time_order=time_attr)  # fmt: skip
-    return Rel(node, cols)
+    return Rel(window_rank(rel, node) or node, cols)  # PARTITION BY window bounds: WindowRank
+
+
+def _partition(rel: Rel, window: exp.Window, functions) -> tuple[int, ...]:  # noqa: ANN001
+    scope = Scope(rel.columns, functions)
+    return tuple(_column_index(p, scope) for p in window.args.get("partition_by") or [])
 
 
 def _column_index(node: exp.Expr, scope: Scope) -> int:

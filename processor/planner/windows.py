@@ -13,14 +13,17 @@ from sqlglot import exp
 
 from deltaflow.formats.errors import SqlError
 from deltaflow.formats.types import timestamp
+from deltaflow.processor.exprs.nodes import InputRef
 from deltaflow.processor.plan import WindowSpec
 from deltaflow.processor.planner.bind_exprs import ScopeColumn, bind
+from deltaflow.processor.sql.dialect import PARTITIONED
 from deltaflow.processor.sql.errors import position
 
 _POSITIONAL = {
     "TUMBLE": ("DATA", "TIMECOL", "SIZE", "OFFSET"),
     "HOP": ("DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"),
     "CUMULATE": ("DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"),
+    "SESSION": ("DATA", "TIMECOL", "GAP"),
 }
 
 
@@ -31,7 +34,8 @@ def window_arguments(call: exp.Anonymous, node: exp.Expr) -> tuple[str, dict[str
     names = _POSITIONAL.get(kind)
     if names is None or not isinstance(inner, exp.Anonymous):
         raise SqlError(
-            f"unsupported table function {kind}; use TUMBLE, HOP or CUMULATE", *position(node)
+            f"unsupported table function {kind}; use TUMBLE, HOP, CUMULATE or SESSION",
+            *position(node),
         )
     args: dict[str, exp.Expr] = {}
     for i, arg in enumerate(inner.expressions):
@@ -39,7 +43,7 @@ def window_arguments(call: exp.Anonymous, node: exp.Expr) -> tuple[str, dict[str
             args[arg.this.name.upper()] = arg.expression
         elif i < len(names):
             args[names[i]] = arg
-    missing = [n for n in names[:-1] if n not in args]
+    missing = [n for n in (names if kind == "SESSION" else names[:-1]) if n not in args]
     if missing:
         raise SqlError(
             f"{kind} needs {', '.join(missing)}: write {kind}(TABLE t, DESCRIPTOR(ts), {', '.join(names[2:-1])})",
@@ -52,7 +56,15 @@ def window_relation(binder, call: exp.Anonymous, node: exp.Expr):  # noqa: ANN00
     from deltaflow.processor.planner.binder import Rel
 
     kind, args = window_arguments(call, node)
-    base = binder.relation(args["DATA"])
+    data, keys = args["DATA"], []
+    if isinstance(data, exp.Anonymous) and data.this == PARTITIONED:
+        data, keys = data.expressions[0], data.expressions[1:]
+    elif kind == "SESSION":
+        raise SqlError(
+            "SESSION windows without PARTITION BY are not supported yet (Flink runs them as a "
+            "WindowTableFunction and a GroupAggregate); write TABLE t PARTITION BY k with the "
+            "GROUP BY keys", *position(node))  # fmt: skip
+    base = binder.relation(data)
     scope = base.scope(binder.functions)
     descriptor = args["TIMECOL"]
     if not isinstance(descriptor, exp.Anonymous) or not descriptor.expressions:
@@ -68,13 +80,15 @@ def window_relation(binder, call: exp.Anonymous, node: exp.Expr):  # noqa: ANN00
         for name, a in args.items()
         if name not in ("DATA", "TIMECOL")
     }
+    partition = tuple(scope.resolve(k).index for k in keys)
+    size = ms["GAP"] if kind == "SESSION" else ms["SIZE"]
     spec = WindowSpec(
-        kind, time_ref.index, ms["SIZE"], ms.get("SLIDE"), ms.get("STEP"), ms.get("OFFSET", 0)
+        kind, time_ref.index, size, ms.get("SLIDE"), ms.get("STEP"), ms.get("OFFSET", 0), partition
     )
     start_end = timestamp(3, nullable=False)
     extra = [
-        ScopeColumn(None, "window_start", start_end),
-        ScopeColumn(None, "window_end", start_end),
+        ScopeColumn(None, "window_start", start_end, window_prop=("start", spec)),
+        ScopeColumn(None, "window_end", start_end, window_prop=("end", spec)),
         ScopeColumn(None, "window_time", time_col.type, time_col.time_attr),
     ]
     return Rel(base.node, base.columns + extra, spec)
@@ -87,3 +101,17 @@ def _interval_ms(expr: object, node: exp.Expr) -> int:
             "window sizes must be INTERVAL literals such as INTERVAL '10' MINUTES", *position(node)
         )
     return value
+
+
+def session_keys(spec: WindowSpec, keys: list) -> tuple[int, ...]:
+    """A SESSION window's PARTITION BY columns as positions among the GROUP BY keys (bound
+    over the window relation), which must hold them: sessions are per group."""
+    out = []
+    for col in spec.partition_keys:
+        at = [i for i, k in enumerate(keys) if isinstance(k, InputRef) and k.index == col]
+        if not at:
+            raise SqlError(
+                "a SESSION window aggregate groups by its PARTITION BY columns; add them to GROUP BY",
+                0, 0)  # fmt: skip
+        out.append(at[0])
+    return tuple(out)

@@ -37,6 +37,7 @@ from deltaflow.processor.runtime.delta_agg import DeltaAggOperator
 from deltaflow.processor.runtime.delta_cascade import DeltaCascadeOperator
 from deltaflow.processor.runtime.delta_join import DeltaJoinOperator
 from deltaflow.processor.runtime.group_agg import GroupAggOperator, fusable_projection
+from deltaflow.processor.runtime.interval_join import IntervalJoinOperator
 from deltaflow.processor.runtime.join import JoinOperator
 from deltaflow.processor.runtime.keyed import (
     ChangelogNormalizeOperator,
@@ -44,7 +45,9 @@ from deltaflow.processor.runtime.keyed import (
     SinkUpsertMaterializerOperator,
 )
 from deltaflow.processor.runtime.lookup import LookupJoinOperator
+from deltaflow.processor.runtime.over_agg import OverAggOperator
 from deltaflow.processor.runtime.rank import rank_operator
+from deltaflow.processor.runtime.session_window import window_operator
 from deltaflow.processor.runtime.simple import (
     CalcOperator,
     DropUpdateBeforeOperator,
@@ -52,8 +55,10 @@ from deltaflow.processor.runtime.simple import (
     SinkOperator,
 )
 from deltaflow.processor.runtime.source_marks import SourceMarks, idle_timeout_ms
+from deltaflow.processor.runtime.temporal_join import TemporalJoinOperator
 from deltaflow.processor.runtime.ttl import TtlBackend
-from deltaflow.processor.runtime.window import WindowAggOperator
+from deltaflow.processor.runtime.window_join import WindowJoinOperator
+from deltaflow.processor.runtime.window_rank import WindowRankOperator
 
 __all__ = ["Graph", "RuntimeContext", "build_operator"]
 
@@ -68,12 +73,17 @@ _BUILDERS = {
     p.Deduplicate: DeduplicateOperator,
     p.SinkUpsertMaterializer: SinkUpsertMaterializerOperator,
     p.Rank: rank_operator,
-    p.WindowAggregate: WindowAggOperator,
+    p.WindowAggregate: window_operator,
     p.Sink: SinkOperator,
     p.LookupJoin: LookupJoinOperator,
     p.ToChangelog: ToChangelogOperator,
     p.FromChangelog: FromChangelogOperator,
     p.Correlate: CorrelateOperator,
+    p.IntervalJoin: IntervalJoinOperator,
+    p.OverAggregate: OverAggOperator,
+    p.WindowJoin: WindowJoinOperator,
+    p.WindowRank: WindowRankOperator,
+    p.TemporalJoin: TemporalJoinOperator,
 }
 
 

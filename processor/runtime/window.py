@@ -96,13 +96,23 @@ class WindowAggOperator(Operator):
             ts = self.zone.local(epoch_ms(value))
             key = self.key_of(row)
             late = True
-            for start, end in windows_of(self.spec, ts):
+            windows = (
+                self._bounds(row)
+                if self.spec.start_column is not None
+                else windows_of(self.spec, ts)
+            )
+            for start, end in windows:
                 if self.zone.utc(end) - 1 > self.watermark:  # still open
                     touched.setdefault((end, start) + key, []).append((kind, row))
                     late = False
             self.late_rows += late
         self._fold(touched)
         return Batch()
+
+    def _bounds(self, row: tuple) -> list[tuple[int, int]]:
+        """The one window of a row of an earlier window aggregate: its start and end columns."""
+        start, end = row[self.spec.start_column], row[self.spec.end_column]  # type: ignore[index]
+        return [(epoch_ms(start), epoch_ms(end))]
 
     def _fold(self, touched: dict[tuple, list[tuple[int, tuple]]]) -> None:
         aggs = self.aggs

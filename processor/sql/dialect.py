@@ -14,6 +14,7 @@ from sqlglot.tokens import TokenType
 
 WINDOW_TVFS = ("TUMBLE", "HOP", "CUMULATE", "SESSION")
 UNIT_CALLS = ("TIMESTAMPDIFF", "TIMESTAMPADD")
+PARTITIONED = "$PARTITIONED"  # ``TABLE t PARTITION BY k`` of SESSION: (table, *keys)
 CHANGELOG_PTFS = ("TO_CHANGELOG", "FROM_CHANGELOG")  # Flink 2.3 built-in PTFs, same argument shape
 
 
@@ -37,7 +38,14 @@ def _window_tvf_arg(self: Flink.Parser, name: str) -> exp.Expr | None:
     if self._match(TokenType.TABLE):
         value: exp.Expr | None = self._parse_table_parts()
         if self._match(TokenType.PARTITION_BY) or self._match_text_seq("PARTITION", "BY"):
-            self.raise_error(_partition_by_error(name))
+            if name != "SESSION":
+                self.raise_error(_partition_by_error(name))
+            if self._match(TokenType.L_PAREN):  # TABLE t PARTITION BY (k1, k2)
+                keys = self._parse_csv(self._parse_column)
+                self._match_r_paren()
+            else:  # TABLE t PARTITION BY k
+                keys = [self._parse_column()]
+            value = exp.Anonymous(this=PARTITIONED, expressions=[value, *keys])
     else:
         value = self._parse_lambda()
     if value is None or named is None:
@@ -51,7 +59,7 @@ def _partition_by_error(name: str) -> str:
             "Only tables with set semantics may be partitioned. Invalid PARTITION BY clause "
             f"in the 0-th operand of table function '{name}'"
         )
-    return "PARTITION BY in a window function (SESSION windows) is not supported yet"
+    return f"PARTITION BY is only allowed in SESSION windows, not in {name}"
 
 
 def _parse_unit_call(self: Flink.Parser, name: str) -> exp.Expr:
@@ -68,7 +76,8 @@ class Flink(Dialect):
         STRING_ESCAPES = ["'"]
         HEX_STRINGS = [("x'", "'"), ("X'", "'")]
         COMMANDS = tokens.Tokenizer.COMMANDS - {TokenType.EXECUTE}
-        KEYWORDS = {**tokens.Tokenizer.KEYWORDS, "EXPLAIN": TokenType.VAR}
+        # SESSION is a window function name in Flink, not sqlglot's SET SESSION keyword
+        KEYWORDS = {**tokens.Tokenizer.KEYWORDS, "EXPLAIN": TokenType.VAR, "SESSION": TokenType.VAR}
 
     class Parser(parser.Parser):
         FUNCTION_PARSERS = {

@@ -16,11 +16,13 @@ from conf_histories import (
     CUSTOMERS_DDL_COLUMNS,
     ORDERS_DDL_COLUMNS,
     PAYMENTS_DDL_COLUMNS,
+    RATES_DDL_COLUMNS,
     Event,
     customers_history,
     event_line,
     orders_history,
     payments_history,
+    rates_history,
     tied,
     write_history,
     write_rows,
@@ -42,6 +44,7 @@ _COLUMNS = {
     "orders": ORDERS_DDL_COLUMNS,
     "customers": CUSTOMERS_DDL_COLUMNS,
     "payments": PAYMENTS_DDL_COLUMNS,
+    "rates": RATES_DDL_COLUMNS,
 }
 
 
@@ -67,14 +70,23 @@ class Case:
                 columns.append("WATERMARK FOR paid_at AS paid_at - INTERVAL '1' SECOND")
             if self.template.source_pk:
                 columns.append(f"PRIMARY KEY ({SOURCE_PK[table]}) NOT ENFORCED")
+            if table == "rates":  # always a versioned table: a key and a watermark
+                columns += [
+                    "PRIMARY KEY (cur) NOT ENFORCED",
+                    "WATERMARK FOR ts AS ts - INTERVAL '1' SECOND",
+                ]
             path = f"{self.id}/{table}.json"
-            fmt = "json" if self.template.append_only else "debezium-json"
             out.append(
                 f"CREATE TABLE {table} ({', '.join(columns)}) WITH ('connector' = 'filesystem', "
-                f"'path' = '{path}', 'format' = '{fmt}')"
+                f"'path' = '{path}', 'format' = '{self.source_format(table)}')"
             )
         out.append(self.sink_ddl())
         return out
+
+    def source_format(self, table: str) -> str:
+        if self.template.append_only or (self.template.append and table == "orders"):
+            return "json"
+        return "debezium-json"
 
     def sink_ddl(self) -> str:
         t = self.template
@@ -103,7 +115,8 @@ class Case:
             if self.template.append_only:
                 write_rows(folder / f"{table}.json", events)
             else:
-                write_history(folder / f"{table}.json", events, table)
+                plain = self.template.append and table == "orders"
+                write_history(folder / f"{table}.json", events, table, plain)
 
     def job_sql(self) -> str:
         """The whole job as one SQL script (deltaflow's input, and a regression file's)."""
@@ -141,8 +154,12 @@ def all_cases() -> list[Case]:
                 histories["orders"] = tied(orders_history(seed, n_orders), template.tie_ms)
             if "payments" in template.tables:
                 histories["payments"] = payments_history(seed, n_customers * 2)
+            if "rates" in template.tables:
+                histories["rates"] = rates_history(seed, n_customers)
             if "customers" in template.tables:
                 histories["customers"] = customers_history(seed, n_customers)
+            if template.append:  # orders' inserts only, as rows of an append-only source
+                histories["orders"] = [e for e in histories["orders"] if e.op == "c"]
             cases.append(Case(f"c{len(cases) + 1:04d}", template, seed, histories))
     return [c for c in cases if _selected(c.template.name)]
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 DECISION_NODES = (
     "GroupAggregate", "Join", "Rank", "Deduplicate", "WindowAggregate", "ChangelogNormalize",
     "LocalWindowAggregate", "GlobalWindowAggregate", "LocalGroupAggregate", "GlobalGroupAggregate",
+    "IntervalJoin", "OverAggregate", "WindowJoin", "GroupWindowAggregate", "TemporalJoin",
+    "WindowRank",
 )  # fmt: skip
 _MODE = re.compile(r"changelogMode=\[([^\]]*)\]")
 _ERROR_KINDS = (

@@ -25,6 +25,8 @@ PAYMENTS_DDL_COLUMNS = (
     "pid INT", "oid INT", "paid_at TIMESTAMP_LTZ(3)", "channel STRING", "fee DOUBLE", "pay_day DATE",
 )  # fmt: skip
 
+RATES_DDL_COLUMNS = ("cur INT", "rate INT", "ts TIMESTAMP(3)")  # a versioned table: cur is its key
+
 PRODUCTS = ("apple", "pear", "fig", "kiwi", "plum")
 NOTES = ("rush", "gift wrap", " spaced ", "Ünïcode", "")
 NAMES = ("Alice", "Bob", "Carol", "Dan", "Eve", "Frank")
@@ -172,6 +174,30 @@ def payments_history(seed: int, n: int) -> list[Event]:
     return _run(_Table(rng, "pid", make, change), n)
 
 
+def rates_history(seed: int, n: int) -> list[Event]:
+    """Versions of a rate per currency (1-4, orders' cust values) over the orders' time span:
+    inserts, updates that move the time forward, deletes."""
+    rng = random.Random(f"rates-{seed}")
+    clock = [0]
+
+    def make(ident: int) -> dict:
+        clock[0] += rng.randrange(0, 6000)
+        return {"cur": ident, "rate": rng.randint(1, 9),
+                "ts": BASE_TS + dt.timedelta(milliseconds=clock[0])}  # fmt: skip
+
+    def change(row: dict) -> dict:
+        return make(row["cur"])
+
+    table = _Table(rng, "cur", make, change)
+    events = []
+    for _ in range(n):
+        if table.next_id > 4 and not table.deleted:
+            events.append(table._update() if table.live else table._insert())
+        else:
+            events.append(table.step())
+    return [e for e in events if (e.after or e.before)["cur"] <= 4]
+
+
 def _run(table: _Table, n: int) -> list[Event]:
     return [table.step() for _ in range(n)]
 
@@ -206,9 +232,13 @@ def event_line(event: Event, table: str, position: int) -> str:
     return json.dumps(envelope, ensure_ascii=False)
 
 
-def write_history(path: Path, events: list[Event], table: str) -> None:
-    path.write_text("".join(event_line(e, table, i) + "\n" for i, e in enumerate(events)),
-                    encoding="utf-8")  # fmt: skip
+def write_history(path: Path, events: list[Event], table: str, plain: bool = False) -> None:
+    """Debezium JSON lines, or (``plain``, for append-only sources) each insert's row."""
+    if plain:
+        text = "".join(json.dumps(_image(e.after), ensure_ascii=False) + "\n" for e in events)
+    else:
+        text = "".join(event_line(e, table, i) + "\n" for i, e in enumerate(events))
+    path.write_text(text, encoding="utf-8")
 
 
 def write_rows(path: Path, events: list[Event]) -> None:

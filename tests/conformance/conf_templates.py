@@ -42,6 +42,7 @@ class Template:
     # that many rows share a timestamp
     append_only: bool = False
     tie_ms: int = 0
+    append: bool = False  # orders append-only: the history's inserts as plain JSON rows
 
 
 def T(name, category, select, sink, **kw) -> Template:  # noqa: N802 - a table constructor
@@ -533,6 +534,126 @@ SQL17 = [
       "SELECT product, qty FROM orders WHERE qty > 1 EXCEPT SELECT product, qty FROM orders WHERE amt > 50",
       ["product STRING", "qty INT"], compare="final"),
 ]
+
+# Streaming SQL over time (issue 18) over append-only sources with a watermark.
+_APPEND = {"append": True, "watermark": True, "compare": "final"}
+TIME = [
+    T("interval_inner", "interval",
+      "SELECT a.id, b.id, a.cust FROM orders a JOIN orders b ON a.cust = b.cust "
+      "AND a.ts BETWEEN b.ts - INTERVAL '5' SECOND AND b.ts",
+      ["a INT", "b INT", "cust INT"], **_APPEND),
+    T("interval_left", "interval",
+      "SELECT a.id, b.id, b.product FROM orders a LEFT JOIN orders b ON a.cust = b.cust "
+      "AND a.ts > b.ts AND a.ts < b.ts + INTERVAL '3' SECOND AND a.id <> b.id",
+      ["a INT", "b INT", "p STRING"], **_APPEND),
+    T("interval_right", "interval",
+      "SELECT a.id, b.id FROM orders a RIGHT JOIN orders b ON a.product = b.product "
+      "AND b.ts >= a.ts - INTERVAL '2' SECOND AND b.ts <= a.ts + INTERVAL '1' SECOND",
+      ["a INT", "b INT"], **_APPEND),
+    T("interval_full", "interval",
+      "SELECT a.id, b.id, a.qty, b.qty FROM orders a FULL JOIN orders b ON a.product = b.product "
+      "AND a.ts >= b.ts - INTERVAL '2' SECOND AND a.ts <= b.ts + INTERVAL '2' SECOND AND a.qty > b.qty",
+      ["a INT", "b INT", "qa INT", "qb INT"], **_APPEND),
+    T("interval_where", "interval",
+      "SELECT a.id, b.id FROM orders a, orders b WHERE a.cust = b.cust "
+      "AND a.ts BETWEEN b.ts AND b.ts + INTERVAL '4' SECOND",
+      ["a INT", "b INT"], **_APPEND),
+    T("over_rows", "over",
+      "SELECT id, cust, COUNT(*) OVER w, SUM(amt) OVER w, MIN(qty) OVER w FROM orders "
+      "WINDOW w AS (PARTITION BY cust ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)",
+      ["id INT", "cust INT", "n BIGINT", "s DECIMAL(38, 2)", "mq INT"], **_APPEND),
+    T("over_range", "over",
+      "SELECT id, product, COUNT(*) OVER (PARTITION BY product ORDER BY ts RANGE BETWEEN "
+      "INTERVAL '5' SECOND PRECEDING AND CURRENT ROW), MAX(amt) OVER (PARTITION BY product "
+      "ORDER BY ts RANGE BETWEEN INTERVAL '5' SECOND PRECEDING AND CURRENT ROW) FROM orders",
+      ["id INT", "product STRING", "n BIGINT", "m DECIMAL(10, 2)"], **_APPEND),
+    T("over_unbounded_rows", "over",
+      "SELECT id, SUM(qty) OVER (PARTITION BY cust ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING "
+      "AND CURRENT ROW), AVG(qty) OVER (PARTITION BY cust ORDER BY ts ROWS BETWEEN UNBOUNDED "
+      "PRECEDING AND CURRENT ROW) FROM orders",
+      ["id INT", "s INT", "a INT"], **_APPEND),
+    T("over_unbounded_range", "over",
+      "SELECT id, COUNT(note) OVER (ORDER BY ts) AS n, MAX(product) OVER (ORDER BY ts), qty * 2 "
+      "FROM orders WHERE qty > 1",
+      ["id INT", "n BIGINT", "mp STRING", "q INT"], **_APPEND),
+    T("session_tvf", "session",
+      "SELECT cust, window_start, window_end, COUNT(*), SUM(amt), MAX(product) FROM TABLE(SESSION("
+      "TABLE orders PARTITION BY cust, DESCRIPTOR(ts), INTERVAL '3' SECOND)) GROUP BY cust, window_start, window_end",
+      ["cust INT", "ws TIMESTAMP(3)", "we TIMESTAMP(3)", "n BIGINT", "s DECIMAL(38, 2)", "mp STRING"],
+      **_APPEND),
+    T("session_tvf_named", "session",
+      "SELECT product, window_start, window_time, AVG(qty), LISTAGG(note) FROM TABLE(SESSION(DATA => TABLE orders "
+      "PARTITION BY product, TIMECOL => DESCRIPTOR(ts), GAP => INTERVAL '5' SECOND)) "
+      "GROUP BY product, window_start, window_end, window_time",
+      ["product STRING", "ws TIMESTAMP(3)", "wt TIMESTAMP(3)", "a INT", "notes STRING"], **_APPEND),
+    T("group_window_session", "session",
+      "SELECT cust, SESSION_START(ts, INTERVAL '4' SECOND), SESSION_END(ts, INTERVAL '4' SECOND), COUNT(*), "
+      "SESSION_ROWTIME(ts, INTERVAL '4' SECOND) FROM orders GROUP BY cust, SESSION(ts, INTERVAL '4' SECOND)",
+      ["cust INT", "ws TIMESTAMP(3)", "we TIMESTAMP(3)", "n BIGINT", "wt TIMESTAMP(3)"], **_APPEND),
+    T("group_window_tumble", "session",
+      "SELECT product, TUMBLE_START(ts, INTERVAL '10' SECOND), TUMBLE_END(ts, INTERVAL '10' SECOND), SUM(qty), "
+      "MIN(amt) FROM orders GROUP BY TUMBLE(ts, INTERVAL '10' SECOND), product",
+      ["product STRING", "ws TIMESTAMP(3)", "we TIMESTAMP(3)", "sq INT", "ma DECIMAL(10, 2)"], **_APPEND),
+    T("group_window_hop", "session",
+      "SELECT HOP_START(ts, INTERVAL '5' SECOND, INTERVAL '15' SECOND), HOP_END(ts, INTERVAL '5' SECOND, "
+      "INTERVAL '15' SECOND), COUNT(DISTINCT cust), MAX(qty) FROM orders "
+      "GROUP BY HOP(ts, INTERVAL '5' SECOND, INTERVAL '15' SECOND)",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "dc BIGINT", "mq INT"], **_APPEND),
+    T("window_over_window", "window",
+      "SELECT window_start, window_end, MAX(n), SUM(n), COUNT(*) FROM (SELECT cust, window_start, window_end, "
+      "COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
+      "GROUP BY cust, window_start, window_end) GROUP BY window_start, window_end",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "mx BIGINT", "s BIGINT", "c BIGINT"],
+      watermark=True, compare="final"),
+    T("window_over_window_hop", "window",
+      "SELECT starttime, endtime, MAX(n) FROM (SELECT product, window_start AS starttime, window_end AS endtime, "
+      "COUNT(*) AS n FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) "
+      "GROUP BY product, window_start, window_end) GROUP BY starttime, endtime",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "mx BIGINT"], watermark=True, compare="final"),
+    T("window_join_inner", "window",
+      "SELECT L.cust, L.window_start, L.n, R.mq FROM (SELECT cust, window_start, window_end, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY cust, window_start, window_end) L JOIN (SELECT cust, window_start, window_end, MAX(qty) AS mq FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) WHERE qty > 2 GROUP BY cust, window_start, window_end) R "
+      "ON L.window_start = R.window_start AND L.window_end = R.window_end AND L.cust = R.cust",
+      ["cust INT", "ws TIMESTAMP(3)", "n BIGINT", "mq INT"], **_APPEND),
+    T("window_join_full", "window",
+      "SELECT L.cust, R.cust, L.n, R.mq FROM (SELECT cust, window_start, window_end, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY cust, window_start, window_end) L FULL JOIN (SELECT cust, window_start, window_end, MAX(qty) AS mq FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) WHERE qty > 2 GROUP BY cust, window_start, window_end) R "
+      "ON L.window_start = R.window_start AND L.window_end = R.window_end AND L.cust = R.cust AND L.n > 1",
+      ["lc INT", "rc INT", "n BIGINT", "mq INT"], **_APPEND),
+    T("window_topn", "window",
+      "SELECT window_start, cust, n, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
+      "ORDER BY n DESC, cust) AS rn FROM (SELECT cust, window_start, window_end, COUNT(*) AS n FROM TABLE(TUMBLE("
+      "TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY cust, window_start, window_end)) WHERE rn <= 2",
+      ["ws TIMESTAMP(3)", "cust INT", "n BIGINT", "rn BIGINT"], **_APPEND),
+    T("window_topn_partitioned", "window",
+      "SELECT window_end, product, cust, s FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end, "
+      "product ORDER BY s DESC, cust) AS rn FROM (SELECT product, cust, window_start, window_end, SUM(qty) AS s "
+      "FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) "
+      "GROUP BY product, cust, window_start, window_end)) WHERE rn = 1",
+      ["we TIMESTAMP(3)", "product STRING", "cust INT", "s INT"], **_APPEND),
+    T("window_topn_tvf", "window",
+      "SELECT window_start, window_end, id, amt, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, "
+      "window_end ORDER BY amt DESC, id) AS rn FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND))) "
+      "WHERE rn <= 3",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "id INT", "amt DECIMAL(10, 2)", "rn BIGINT"], **_APPEND),
+    T("window_topn_tvf_hop", "window",
+      "SELECT window_end, cust, id, qty FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end, cust "
+      "ORDER BY qty DESC, id) AS rn FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, "
+      "INTERVAL '10' SECOND))) WHERE rn = 1",
+      ["we TIMESTAMP(3)", "cust INT", "id INT", "qty INT"], **_APPEND),
+    T("temporal_join_inner", "temporal",
+      "SELECT o.id, o.cust, r.rate, r.ts FROM orders o JOIN rates FOR SYSTEM_TIME AS OF o.ts AS r ON o.cust = r.cur",
+      ["id INT", "cust INT", "rate INT", "rts TIMESTAMP(3)"], tables=("orders", "rates"), **_APPEND),
+    T("temporal_join_left", "temporal",
+      "SELECT o.id, r.rate, o.qty * r.rate FROM orders o LEFT JOIN rates FOR SYSTEM_TIME AS OF o.ts AS r "
+      "ON o.cust = r.cur AND r.rate > 2",
+      ["id INT", "rate INT", "total INT"], tables=("orders", "rates"), **_APPEND),
+    T("error_over_cdc", "error",
+      "SELECT id, COUNT(*) OVER (PARTITION BY cust ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) "
+      "FROM orders", ["id INT", "n BIGINT"], watermark=True, compare="plan", seeds=2),
+    T("error_interval_cdc", "error",
+      "SELECT a.id, b.id FROM orders a JOIN orders b ON a.cust = b.cust "
+      "AND a.ts BETWEEN b.ts - INTERVAL '5' SECOND AND b.ts",
+      ["a INT", "b INT"], watermark=True, compare="plan", seeds=2),
+]
 # fmt: on
 
 
@@ -565,4 +686,5 @@ TEMPLATES: tuple[Template, ...] = tuple(
     + SQL17
     + SOURCE_PK
     + TIES
+    + TIME
 )  # fmt: skip

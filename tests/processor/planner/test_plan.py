@@ -212,12 +212,14 @@ def test_lookup_join_probes_the_table_by_the_equi_join_keys() -> None:
     )
 
 
-def test_lookup_join_needs_a_processing_time_attribute() -> None:
+def test_an_event_time_temporal_join_needs_a_versioned_table() -> None:
+    """AS OF a rowtime is an event-time temporal join (Flink's message): customers has a
+    primary key but no watermark."""
     sql = LOOKUP + (
         "INSERT INTO r SELECT o.id, c.name FROM orders AS o "
         "JOIN customers FOR SYSTEM_TIME AS OF o.ts AS c ON o.cid = c.id;"
     )
-    with pytest.raises(SqlError, match="processing-time attribute") as info:
+    with pytest.raises(SqlError, match="requires both primary key and row time attribute") as info:
         plan_job(sql)
     assert info.value.line == 6
 

@@ -1,0 +1,133 @@
+"""SESSION window aggregation on event time, as Flink's merging session windows.
+
+Per group key, each row opens the window ``[ts, ts + gap)``; windows of one key that overlap
+merge into one session (``_place``). A session fires once the watermark reaches
+``session_end - 1`` and emits ``+I[keys, aggs, window_start, window_end, window_time]``
+with ``window_time = window_end - 1 ms``, then is forgotten. A row whose merged session
+has already ended (``end - 1 <= watermark``) is late: dropped and counted in ``late_rows``;
+a row behind the watermark that falls into a session still open joins it, as in Flink.
+
+State: ``key -> [[start, end, rows], ...]`` with each open session's rows, folded into an
+accumulator when it fires (a merge then needs no accumulator merging, which MIN, MAX and
+LISTAGG with retraction do not have), and a fire index ``(end, *key, start) -> 1``.
+"""
+
+from __future__ import annotations
+
+from deltaflow.formats.changelog import ADDS, INSERT, Batch
+from deltaflow.processor.plan import WindowAggregate
+from deltaflow.processor.runtime.aggs import Aggregates
+from deltaflow.processor.runtime.base import Operator, epoch_ms, from_epoch_ms, key_getter
+from deltaflow.processor.runtime.window import WindowAggOperator
+
+
+def window_operator(node: WindowAggregate, backend, ctx) -> Operator:
+    """The operator of a window aggregate: session windows merge, the others slice."""
+    if node.window.kind == "SESSION":
+        return SessionWindowOperator(node, backend, ctx)
+    return WindowAggOperator(node, backend, ctx)
+
+
+class SessionWindowOperator(Operator):
+    def __init__(self, node: WindowAggregate, backend, ctx) -> None:
+        self.gap = node.window.size_ms
+        self.time_col = node.window.time_column
+        self.key_of = key_getter(node.group_keys)
+        self.aggs = Aggregates(node.aggs, node.inputs[0].types)
+        name = f"{node.node_id}:SessionWindow"
+        self.sessions = backend.table(f"{name}:sessions")
+        self.fire = backend.table(f"{name}:fire")
+        self.progress = backend.table(f"{name}:watermark")
+        stored = self.progress.get(("watermark",))
+        self.watermark = -(1 << 63) if stored is None else int(stored)  # type: ignore[call-overload]
+        self.late_rows = 0
+
+    def process(self, batch: Batch, port: int = 0) -> Batch:
+        if not batch:
+            return Batch()
+        by_key: dict[tuple, list[tuple[int, int, tuple]]] = {}
+        for kind, row in zip(batch.kinds, batch.rows, strict=True):
+            value = row[self.time_col]
+            if value is None:
+                continue  # Flink drops rows whose time attribute is NULL
+            by_key.setdefault(self.key_of(row), []).append((epoch_ms(value), kind, row))
+        keys = list(by_key)
+        for key, stored in zip(keys, self.sessions.get_many(keys), strict=True):
+            sessions = [list(s) for s in stored or ()]
+            before = {(s[1], s[0]) for s in sessions}
+            for ts, kind, row in by_key[key]:
+                self._place(sessions, ts, kind, row)
+            self._store(key, sessions, before)
+        return Batch()
+
+    def _place(self, sessions: list[list], ts: int, kind: int, row: tuple) -> None:
+        """Merges ``[ts, ts + gap)`` with the sessions it overlaps (or drops it as late)."""
+        start, end = ts, ts + self.gap
+        hits = [s for s in sessions if s[0] < end and start < s[1]]
+        for s in hits:
+            start, end = min(start, s[0]), max(end, s[1])
+        if end - 1 <= self.watermark:
+            self.late_rows += 1
+            return
+        rows = [r for s in hits for r in s[2]]
+        for s in hits:
+            sessions.remove(s)
+        sessions.append([start, end, [*rows, [kind, row]]])
+
+    def _store(self, key: tuple, sessions: list[list], before: set) -> None:
+        after = {(s[1], s[0]) for s in sessions}
+        for end, start in before - after:
+            self.fire.delete((end, *key, start))
+        for end, start in after - before:
+            self.fire.put((end, *key, start), 1)
+        if sessions:
+            self.sessions.put(key, sessions)
+        else:
+            self.sessions.delete(key)
+
+    def on_watermark(self, watermark: int) -> Batch:
+        if watermark <= self.watermark:
+            return Batch()
+        self.watermark = watermark
+        self.progress.put(("watermark",), watermark)
+        due: dict[tuple, set[tuple[int, int]]] = {}
+        fired = []
+        for fkey, _ in self.fire.scan_prefix(()):
+            if fkey[0] - 1 > watermark:
+                break
+            fired.append(fkey)
+            due.setdefault(tuple(fkey[1:-1]), set()).add((fkey[-1], fkey[0]))
+        for fkey in fired:
+            self.fire.delete(fkey)
+        out = Batch()
+        keys = list(due)
+        for key, stored in zip(keys, self.sessions.get_many(keys), strict=True):
+            kept = []
+            for session in stored or ():
+                if (session[0], session[1]) in due[key]:
+                    self._emit(key, session, out)
+                else:
+                    kept.append(session)
+            if kept:
+                self.sessions.put(key, kept)
+            else:
+                self.sessions.delete(key)
+        return out
+
+    def _emit(self, key: tuple, session: list, out: Batch) -> None:
+        start, end, rows = session
+        aggs = self.aggs
+        acc = aggs.init()
+        for kind, row in rows:
+            if ADDS[kind]:
+                aggs.accumulate(acc, row)
+            else:
+                aggs.retract(acc, row)
+        if acc[0] <= 0:
+            return  # every row of the session was retracted
+        bounds = (
+            from_epoch_ms(start, aware=False),
+            from_epoch_ms(end, aware=False),
+            from_epoch_ms(end - 1, aware=False),
+        )
+        out.append(INSERT, key + tuple(aggs.values(acc)) + bounds)

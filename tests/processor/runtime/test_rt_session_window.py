@@ -1,0 +1,72 @@
+"""SESSION window aggregation: sessions per key merge rows closer than the gap, fire at
+``end - 1`` and drop rows whose session has ended. Expected sessions worked out by hand."""
+
+from __future__ import annotations
+
+from rt_helpers import INSERT_ONLY, fields, parse_changelog, scan, show, types
+
+from deltaflow.formats.types import parse_type
+from deltaflow.processor.plan import AggCall, WindowAggregate, WindowSpec
+from deltaflow.processor.runtime.base import MAX_WATERMARK, epoch_ms
+from deltaflow.processor.runtime.session_window import SessionWindowOperator, window_operator
+
+T = types("STRING", "INT", "TIMESTAMP(3)")
+OUT = types("STRING", "BIGINT", "INT", "TIMESTAMP(3)", "TIMESTAMP(3)", "TIMESTAMP(3)")
+SEC = 1000
+
+
+def session_node(gap=5 * SEC):
+    return WindowAggregate(
+        node_id=2, inputs=(scan(1, T, INSERT_ONLY),), fields=fields(OUT), changelog_mode=INSERT_ONLY,
+        window=WindowSpec("SESSION", 2, gap, partition_keys=(0,)), group_keys=(0,),
+        aggs=(AggCall("COUNT", (), parse_type("BIGINT"), "n"),
+              AggCall("MAX", (1,), parse_type("INT"), "m")),
+    )  # fmt: skip
+
+
+def rows(text):
+    return parse_changelog(text, T)
+
+
+def at(text):
+    return epoch_ms(rows(f"+I[x, 0, {text}]").rows[0][2])
+
+
+def test_rows_within_the_gap_merge_and_a_bridging_row_joins_two_sessions(backend, ctx):
+    op = window_operator(session_node(), backend, ctx)
+    assert isinstance(op, SessionWindowOperator)
+    op.process(rows("+I[a, 1, 2024-01-01T00:00:00]\n+I[a, 2, 2024-01-01T00:00:08]"))
+    op.process(rows("+I[b, 9, 2024-01-01T00:00:01]\n+I[a, 3, 2024-01-01T00:00:04]"))
+    # a: [0, 5) and [8, 13) are bridged by 4 s ([4, 9)) into [0, 13)
+    assert show(op.on_watermark(at("2024-01-01T00:00:05.999")), OUT) == [
+        "+I[b, 1, 9, 2024-01-01T00:00:01, 2024-01-01T00:00:06, 2024-01-01T00:00:05.999]"
+    ]
+    assert not op.on_watermark(at("2024-01-01T00:00:12.998"))
+    assert show(op.on_watermark(at("2024-01-01T00:00:12.999")), OUT) == [
+        "+I[a, 3, 3, 2024-01-01T00:00, 2024-01-01T00:00:13, 2024-01-01T00:00:12.999]"
+    ]
+
+
+def test_late_rows_are_dropped_unless_an_open_session_takes_them(backend, ctx):
+    op = window_operator(session_node(), backend, ctx)
+    op.process(rows("+I[a, 1, 2024-01-01T00:00:10]"))
+    op.on_watermark(at("2024-01-01T00:00:12"))
+    # 00:00:06 ends at 00:00:11 (passed) but overlaps the open [10, 15): it joins it
+    op.process(rows("+I[a, 4, 2024-01-01T00:00:06]"))
+    # 00:00:01 ends at 00:00:06 and touches no open session: late
+    op.process(rows("+I[a, 7, 2024-01-01T00:00:01]"))
+    assert op.late_rows == 1
+    assert show(op.on_watermark(MAX_WATERMARK), OUT) == [
+        "+I[a, 2, 4, 2024-01-01T00:00:06, 2024-01-01T00:00:15, 2024-01-01T00:00:14.999]"
+    ]
+
+
+def test_open_sessions_survive_a_restart(backend, ctx):
+    op = window_operator(session_node(), backend, ctx)
+    op.process(rows("+I[a, 1, 2024-01-01T00:00:00]"))
+    backend.commit()
+    again = window_operator(session_node(), backend, ctx)
+    again.process(rows("+I[a, 5, 2024-01-01T00:00:03]"))
+    assert show(again.on_watermark(MAX_WATERMARK), OUT) == [
+        "+I[a, 2, 5, 2024-01-01T00:00, 2024-01-01T00:00:08, 2024-01-01T00:00:07.999]"
+    ]
