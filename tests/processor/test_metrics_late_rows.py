@@ -36,5 +36,5 @@ def test_an_interval_join_counts_the_rows_it_finds_behind_the_watermark(tmp_path
     assert printed == ["+I[1, 1]", "+I[2, 2]", "+I[2, 4]", "+I[4, 4]"]
     metric = [ln for ln in render(job).splitlines() if ln.startswith("deltaflow_late_records")]
     assert metric == [
-        'deltaflow_late_records_dropped_total{node="2",operator="IntervalJoinOperator"} 2'
+        'deltaflow_late_records_dropped_total{operator="IntervalJoin",operator_id="2"} 2'
     ]
