@@ -240,9 +240,7 @@ class _Segment:
                 return
             out.append(INSERT, row)
             origins.append(origin)
-        elif kind == INSERT and prev == row:
-            pass  # a repeated event
-        else:
+        elif kind != INSERT or prev != row:  # a create repeating the stored row changes nothing
             out.append(UPDATE_BEFORE, prev)
             out.append(UPDATE_AFTER, row)
             origins += (origin, origin)
