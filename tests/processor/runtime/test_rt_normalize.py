@@ -20,7 +20,7 @@ P = "__debezium_unavailable_value"
 
 
 def _normalizer(backend, refuse: bool = False) -> Normalizer:
-    store = TableStore(backend, "n:last", [T[0]], T)
+    store = TableStore(backend, "n:last", [0], T)
     return Normalizer(store, [0], refuse_unknown=refuse)
 
 
