@@ -80,7 +80,7 @@ class MirrorStore:
 
     def write(self, result: Result) -> None:
         if result.out:
-            self.mirror.apply_from_source(result.out.kinds, result.out.rows)
+            self.mirror.apply_normalized(result.out.rows, result.before, result.rows)
 
 
 class NormalizingDecoder:
