@@ -12,9 +12,8 @@ counts the record, ``dead-letter`` sends it to the dead-letter topic.
 
 State, in the job's LMDB environment and so in the checkpoint's one write transaction:
 ``source<id>:ChangelogNormalize:last`` (the last row per primary key, an ``IndexedTable``
-without indexes, keyed as a mirror is; when delta
-joins or delta aggregates mirror the scan, their mirror instead: the table is stored once),
-and
+without indexes, keyed as a mirror is; when delta joins or delta aggregates mirror the
+scan, their mirror instead: the table is stored once), and
 ``source<id>:ChangelogNormalize:deleted`` (per topic partition, the row its last change
 deleted, when that change was a delete: a primary-key change is a delete and a create,
 and the create's placeholders take the deleted row's values, also across a checkpoint;
