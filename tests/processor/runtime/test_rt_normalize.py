@@ -9,11 +9,24 @@ the output added before, and applying the output gives the table the changes des
 
 from __future__ import annotations
 
+import datetime as dt
+from decimal import Decimal
+
+import pytest
 from rt_helpers import lines, parse_changelog, show, types
 
-from deltaflow.formats.changelog import DELETE, TRUNCATED, Batch, apply_changelog
+from deltaflow.formats.changelog import (
+    DELETE,
+    INSERT,
+    TRUNCATED,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    Batch,
+    apply_changelog,
+)
 from deltaflow.processor.runtime.normalize import Normalizer
 from deltaflow.processor.runtime.normalize_source import TableStore
+from deltaflow.state.backend import StateBackend
 
 T = types("INT", "STRING", "INT")
 P = "__debezium_unavailable_value"
@@ -202,3 +215,39 @@ def test_composite_primary_key(backend):
     result = refusing.run(batch.kinds, batch.rows)
     assert show(result.out, t2) == ["-D[1, 1, c]"]
     assert len(result.problems) == 1 and "primary key (5, 6)" in result.problems[0].reason
+
+
+KEY_VALUES = {
+    "STRING": ["b", "a", "é"],
+    "DECIMAL(10, 2)": [Decimal("1.50"), Decimal("-2.00"), Decimal("3.25")],
+    "TIMESTAMP(3)": [dt.datetime(2026, 1, 1), dt.datetime(2025, 1, 1, 1, 2, 3, 4000), dt.datetime(2027, 5, 5)],
+    "BYTES": [b"\x00", b"ab", b"\xff"],
+    "BIGINT": [-5, 2**40, 0],
+    "DATE": [dt.date(2026, 1, 2), dt.date(1999, 1, 1), dt.date(2030, 3, 3)],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("key_at", [[1], [1, 0]])
+@pytest.mark.parametrize("type_name", list(KEY_VALUES))
+def test_keys_of_each_type_survive_a_restart(tmp_path, type_name, key_at):
+    """Rows stored under a key of each type (alone, or with a second column; not leading
+    the row) are read back by a store opened on the committed LMDB environment."""
+    values = KEY_VALUES[type_name]
+    t3 = types("INT", type_name, "STRING")
+    with StateBackend(tmp_path / "s") as backend:
+        norm = Normalizer(TableStore(backend, "k:last", key_at, t3), key_at)
+        result = norm.run([INSERT] * 3, [(i, v, "r") for i, v in enumerate(values)])
+        norm.commit(result)
+        backend.commit()
+    with StateBackend(tmp_path / "s") as backend:
+        norm = Normalizer(TableStore(backend, "k:last", key_at, t3), key_at)
+        result = norm.run([UPDATE_AFTER, DELETE], [(0, values[0], "s"), (1, values[1], None)])
+        assert list(zip(result.out.kinds, result.out.rows, strict=True)) == [
+            (UPDATE_BEFORE, (0, values[0], "r")),
+            (UPDATE_AFTER, (0, values[0], "s")),
+            (DELETE, (1, values[1], "r")),
+        ]
+        assert result.unknown == 0
+        norm.commit(result)
+        backend.commit()
+        assert sorted(norm.store.all_rows()) == [(0, values[0], "s"), (2, values[2], "r")]
