@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bench import measure, report
 from bench.data import Shape
+from bench.jobs import skewed
 from bench.kafka_io import create_topics
 from bench.load import produce_files, write_files
 from bench.runner import ROOT, Context, Run, child_command, run_once
@@ -30,6 +31,8 @@ PLAN = {  # workload -> systems that run it
     "W3": ["deltaflow", "hand", "hand-tuned", "flink"],
     "W3D": ["deltaflow", "flink"],
     "W3R": ["deltaflow"],
+    "W3S": ["deltaflow", "hand", "hand-tuned"],
+    "W3SR": ["deltaflow"],
     "W4": ["deltaflow", "flink"],
     "W4R": ["deltaflow"],
 }  # fmt: skip
@@ -132,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         env = snapshot_env(args.code, work)
         ctx = Context(broker.bootstrap, data, topics, work, args.flink_python,
                       args.flink_parallelism, env)  # fmt: skip
+        if any(skewed(w) for w in args.workloads.split(",")):
+            ctx.skewed = skewed_data(args, work, broker.bootstrap)
         runs = run_all(ctx, args)
         profiles = run_profiles(ctx, args) if args.profile else {}
         latency = None
@@ -153,6 +158,15 @@ def main(argv: list[str] | None = None) -> int:
     if not args.work:
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def skewed_data(args: argparse.Namespace, work: Path, bootstrap: str):
+    """W3S's orders (hot items, ``bench.data``) in their own topic; the items are W3's."""
+    data = write_files(Shape(args.orders, args.items, skew=True), work / "data-skewed")
+    topics = {"orders": "orders-skewed", "items": "items-skewed"}
+    create_topics(bootstrap, list(topics.values()))
+    produce_files(data, bootstrap, topics)
+    return data, topics
 
 
 def run_all(ctx: Context, args: argparse.Namespace) -> list[Run]:

@@ -203,4 +203,4 @@ def w3(bootstrap: str, topics: dict[str, str]) -> int:
 
 
 RUN = {"W0": lambda b, t: w0(b, t, False), "W0b": lambda b, t: w0(b, t, True),
-       "W1": w1, "W2": w2, "W3": w3}  # fmt: skip
+       "W1": w1, "W2": w2, "W3": w3, "W3S": w3}  # fmt: skip

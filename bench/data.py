@@ -7,7 +7,12 @@ item_name STRING, price DECIMAL(10, 2).
 An order change is an insert of a new order (about 25%), an update of a live order
 (about 70%: status, amount and time change; 2% of updates also move the order to
 another item of its merchant) or a delete (5%). Item changes are about half
-inserts, 45% price/name updates, 5% deletes. Every envelope carries a Debezium
+inserts, 45% price/name updates, 5% deletes. With ``Shape.skew`` (workload W3S), 30%
+of new orders go to one of 50 hot items chosen by a Pareto law (shape 1.16, the 80/20
+rule): the hot item of rank r (from 0) is taken with probability P(r <= X - 1 < r + 1),
+X ~ Pareto(1.16), the ranks past 49 folded onto 49, so the hottest item gets about 16%
+of all new orders. The other draws are the uniform stream's (a separate generator
+decides the skew). Every envelope carries a Debezium
 ``source`` block, so an order update weighs about 450 bytes, as from a real
 PostgreSQL connector without schemas.
 """
@@ -30,6 +35,7 @@ class Shape:
     orders: int  # order changes
     items: int  # item changes
     seed: int = 7
+    skew: bool = False  # hot items (module docstring)
 
     @property
     def item_keys(self) -> int:
@@ -129,13 +135,15 @@ def order_events(shape: Shape) -> Iterator[tuple[dict, dict]]:
     rng = random.Random(shape.seed * 1000 + 2)
     live = Live()
     per_merchant = max(1, shape.item_keys // shape.merchants)
+    hot = _Hot(shape, per_merchant) if shape.skew else None
     for seq in range(shape.orders):
         roll = rng.random()
         if not live or roll < 0.25:
             oid = seq + 1
-            after = _order(
-                rng, oid, rng.randrange(shape.merchants), rng.randrange(per_merchant), seq
-            )
+            merchant, item = rng.randrange(shape.merchants), rng.randrange(per_merchant)
+            if hot is not None:
+                merchant, item = hot.pick(merchant, item)
+            after = _order(rng, oid, merchant, item, seq)
             live.put(oid, after)
             yield {"order_id": oid}, _envelope("orders", "c", None, after, seq)
         elif roll < 0.30:
@@ -148,6 +156,25 @@ def order_events(shape: Shape) -> Iterator[tuple[dict, dict]]:
             after = _order(rng, oid, before["merchant_id"], item, seq)
             live.put(oid, after)
             yield {"order_id": oid}, _envelope("orders", "u", before, after, seq)
+
+
+class _Hot:
+    """The hot items of a skewed run and its own generator (module docstring)."""
+
+    COUNT, SHARE, ALPHA = 50, 0.30, 1.16
+
+    def __init__(self, shape: Shape, per_merchant: int) -> None:
+        self.rng = random.Random(shape.seed * 1000 + 3)
+        self.items = [
+            (self.rng.randrange(shape.merchants), self.rng.randrange(per_merchant))
+            for _ in range(self.COUNT)
+        ]
+
+    def pick(self, merchant: int, item: int) -> tuple[int, int]:
+        if self.rng.random() >= self.SHARE:
+            return merchant, item
+        rank = min(int(self.rng.paretovariate(self.ALPHA)) - 1, self.COUNT - 1)
+        return self.items[rank]
 
 
 def _order(rng: random.Random, oid: int, merchant: int, item: int, seq: int) -> dict:

@@ -44,6 +44,7 @@ QUERIES["W2M"] = QUERIES["W2"]
 SETTINGS = {
     "W3D": {"table.optimizer.delta-join.strategy": "FORCE"},
     "W3R": {"table.optimizer.delta-join.strategy": "NONE"},
+    "W3SR": {"table.optimizer.delta-join.strategy": "NONE"},
     "W4R": {"table.optimizer.delta-join.strategy": "NONE"},
     "W2M": {"table.exec.mini-batch.enabled": "true", "table.exec.mini-batch.allow-latency": "1 s",
             "table.exec.mini-batch.size": "5000"},
@@ -57,7 +58,24 @@ SOURCE_OPTIONS = {
 }
 for _variant, _base in (("W1msg", "W1"), ("W2msg", "W2")):
     SINKS[_variant], QUERIES[_variant] = SINKS[_base], QUERIES[_base]
-BASE = {"W3D": "W3", "W3R": "W3", "W4R": "W4", "W2M": "W2", "W1msg": "W1", "W2msg": "W2"}  # what a variant compares with
+# W3S / W3SR: W3 (delta join, default) / W3R over the skewed orders (bench.data, ``skew``).
+for _variant in ("W3S", "W3SR"):
+    SINKS[_variant], QUERIES[_variant] = SINKS["W3"], QUERIES["W3"]
+BASE = {
+    "W3S": "W3",
+    "W3SR": "W3",
+    "W3D": "W3",
+    "W3R": "W3",
+    "W4R": "W4",
+    "W2M": "W2",
+    "W1msg": "W1",
+    "W2msg": "W2",
+}  # what a variant compares with
+
+
+def skewed(workload: str) -> bool:
+    """Whether ``workload`` reads the skewed orders (``bench.data``, ``Shape.skew``)."""
+    return workload in ("W3S", "W3SR")
 
 
 def base(workload: str) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import measure
-from bench.jobs import base
+from bench.jobs import base, skewed
 from bench.kafka_io import fold_upsert
 from bench.load import Dataset, expected, normalise
 
@@ -45,14 +45,24 @@ class Context:
     flink_python: str
     flink_parallelism: int
     env: dict | None = None  # child environment (PYTHONPATH of a code snapshot)
+    skewed: tuple[Dataset, dict[str, str]] | None = None  # W3S's data and topics
+
+    def of(self, workload: str) -> tuple[Dataset, dict[str, str]]:
+        """The data set and topics ``workload`` reads."""
+        if skewed(workload):
+            if self.skewed is None:
+                raise RuntimeError(f"{workload} needs the skewed data set")
+            return self.skewed
+        return self.data, self.topics
 
 
 def child_command(
     ctx: Context, system: str, workload: str, out: str, profile: str = ""
 ) -> list[str]:
+    data, topics = ctx.of(workload)
     return [sys.executable, "-m", "bench.child", system, workload, "--bootstrap", ctx.bootstrap,
-            "--orders", ctx.topics["orders"], "--items", ctx.topics["items"], "--out", out,
-            "--events", str(ctx.data.events(workload)),
+            "--orders", topics["orders"], "--items", topics["items"], "--out", out,
+            "--events", str(data.events(workload)),
             "--state-dir", str(ctx.work / f"state-{uuid.uuid4().hex[:8]}"),
             *(["--profile", profile] if profile else [])]  # fmt: skip
 
@@ -67,14 +77,18 @@ def run_once(ctx: Context, system: str, workload: str, check: bool) -> Run:
     create_topics(ctx.bootstrap, [out])
     got = measure.run(child_command(ctx, system, workload, out), str(ROOT), TIMEOUT_S, ctx.env)
     result = parse(got, system, workload)
-    events = ctx.data.events(workload)
+    events = ctx.of(workload)[0].events(workload)
     run = Run(system, workload, events, result.get("seconds", 0.0), got.wall_s,
               got.peak_rss_mb, got.cpu_s, load, extra=result)  # fmt: skip
     if "error" in result:
         run.correct, run.note = "failed", result["error"]
     elif check and not workload.startswith("W0"):
-        run.correct = verify(ctx, base(workload), out)
-    if workload in ("W3", "W3D", "W4") and system == "deltaflow" and not result.get("delta_join"):
+        run.correct = verify(ctx, workload, out)
+    if (
+        workload in ("W3", "W3D", "W3S", "W4")
+        and system == "deltaflow"
+        and not result.get("delta_join")
+    ):
         run.note = "the planner did not plan a DeltaJoin; this ran the regular join"
     return run
 
@@ -88,7 +102,7 @@ def parse(got: measure.Measured, system: str, workload: str) -> dict:
 
 
 def verify(ctx: Context, workload: str, out: str) -> str:
-    want = expected(ctx.data, workload)
+    want = expected(ctx.of(workload)[0], base(workload))
     have = normalise(fold_upsert(ctx.bootstrap, out))
     if have == want:
         return "yes"

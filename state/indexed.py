@@ -144,6 +144,18 @@ class IndexedTable:
             else:
                 after[key] = None
         contradictions = row_keys.contradictions(kinds, keys, before) if contradicted else []
+        self.put_rows(before, after)
+        return before, contradictions
+
+    def rows(self, keys: list) -> dict[object, tuple | None]:
+        """The current row (None: absent) of each of the distinct row ``keys``
+        (``row_key``), by row key: for a caller that works out a batch's final rows
+        itself (``put_rows``)."""
+        return self._current(keys)
+
+    def put_rows(self, before: dict, after: dict) -> None:
+        """The final row (None: deleted) of each key of ``after``, whose rows were
+        ``before`` (as ``rows`` gave them, same keys)."""
         self._known.update(after)
         # encoded now, while the batch's rows are in the CPU's caches
         images = row_keys.encode_images(list(after.values()), self._lead, self._encode_rows)
@@ -151,7 +163,6 @@ class IndexedTable:
         for index in self._indexes.values():
             if index.table is not None:
                 self._move(index, before, after)
-        return before, contradictions
 
     def flush(self) -> None:
         """Buffers the writes of the rows of the batches applied since the last flush in

@@ -75,6 +75,18 @@ class Mirror:
         for key, row in before.items():
             pending.setdefault(key, row)
 
+    def apply_normalized(self, out: list[tuple], before: dict, after: dict) -> None:
+        """``apply_from_source`` of a normalized batch whose rows before and after it the
+        normalizer worked out (by row key): the keys of its output ``out`` get their final
+        rows, without replaying the changes or reading the rows again."""
+        self.fed_by_source = True
+        keys = dict.fromkeys(map(self.pk_of, out))
+        old = {key: before[key] for key in keys}
+        self.table.put_rows(old, {key: after[key] for key in keys})
+        pending = self._pending
+        for key, row in old.items():
+            pending.setdefault(key, row)
+
     def apply(self, batch: Batch) -> None:
         """Applies a batch of the scan's changes, once, keeping the rows it replaces."""
         if batch is self._batch:

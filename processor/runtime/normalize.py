@@ -48,6 +48,7 @@ from deltaflow.formats.changelog import (
 )
 
 PLACEHOLDER = "__debezium_unavailable_value"  # Debezium's 'unavailable.value.placeholder'
+_TRUNCATE = object()  # the key of a truncate's row (a NULL key value is None)
 
 
 @dataclass
@@ -67,17 +68,19 @@ class Result:
 
     out: Batch
     origins: list[int]
-    before: dict[tuple, tuple | None]
-    rows: dict[tuple, tuple | None]
+    before: dict[object, tuple | None]  # by row key (Store)
+    rows: dict[object, tuple | None]
     problems: list[Problem] = field(default_factory=list)
     unknown: int = 0
     last_deleted: tuple | None = None
 
 
 class Store(Protocol):
-    """Where the last row per key lives (``normalize_source``: LMDB)."""
+    """Where the last row per key lives (``normalize_source``: LMDB). Keys are row keys:
+    the value itself for a one-column primary key, else the tuple of the values."""
 
-    def get_many(self, keys: list[tuple]) -> list[tuple | None]: ...
+    def rows(self, keys: list) -> dict[object, tuple | None]:
+        """The stored row (None: absent) of each of the distinct ``keys``, by key."""
 
     def all_rows(self) -> list[tuple]: ...
 
@@ -98,9 +101,8 @@ class Normalizer:
     ) -> None:
         self.store = store
         self.key_at = list(key_at)
-        one = itemgetter(*key_at)
-        self.key_of = (lambda row: (one(row),)) if len(key_at) == 1 else one
-        self.keys_of = _keys_getter(self.key_at)
+        self.key_of = itemgetter(*key_at)  # a row key: a value, or a tuple of several
+        self.keys_of = lambda rows: list(map(self.key_of, rows))
         self.placeholder = placeholder
         self.placeholder_bytes = placeholder.encode()
         # the placeholder as it appears in a JSON or Avro message (bytes columns: base64)
@@ -136,14 +138,6 @@ class Normalizer:
         self.store.write(result)
 
 
-def _keys_getter(key_at: list[int]):
-    if len(key_at) == 1:
-        one = itemgetter(key_at[0])
-        return lambda rows: list(zip(map(one, rows)))
-    get = itemgetter(*key_at)
-    return lambda rows: list(map(get, rows))
-
-
 class _Segment:
     """One run over a batch (the loop of ``Normalizer.run``)."""
 
@@ -154,11 +148,11 @@ class _Segment:
         gaps = [i for i, row in enumerate(rows) if row is TRUNCATED] if truncates else []
         if gaps:
             keys = _with_gaps(norm.keys_of([row for row in rows if row is not TRUNCATED]), gaps)
-            distinct = list(dict.fromkeys(k for k in keys if k is not None))
+            distinct = list(dict.fromkeys(k for k in keys if k is not _TRUNCATE))
         else:
             keys = norm.keys_of(rows)
             distinct = list(dict.fromkeys(keys))
-        self.before = dict(zip(distinct, norm.store.get_many(distinct), strict=True))
+        self.before = norm.store.rows(distinct)
         self.cur = dict(self.before)
         self.out = Batch()
         self.origins: list[int] = []
@@ -205,18 +199,23 @@ class _Segment:
                     self.last_deleted = prev
                     continue
             prev = cur[key]
-            if prev is None or (fill and (marks[0] in row or marks[1] in row)):
+            if (prev is None and kind != INSERT) or (fill and (marks[0] in row or marks[1] in row)):
                 self._add(kind, row, key, origin)
                 continue
             self.last_deleted = None
-            if kind != INSERT or prev != row:  # an identical +I is a repeated event
+            if prev is None:  # a create of a new key
+                out_kinds.append(INSERT)
+                out_rows.append(row)
+                origins.append(origin)
+                cur[key] = row
+            elif kind != INSERT or prev != row:  # an identical +I is a repeated event
                 out_kinds += (UPDATE_BEFORE, UPDATE_AFTER)
                 out_rows += (prev, row)
                 origins += (origin, origin)
                 cur[key] = row
 
-    def _add(self, kind: int, row: tuple, key: tuple, origin: int) -> None:
-        """An addition of a key not stored, or holding a placeholder."""
+    def _add(self, kind: int, row: tuple, key: object, origin: int) -> None:
+        """An update of a key not stored, or an addition holding a placeholder."""
         prev = self.cur[key]
         norm = self.norm
         if self.fill and (norm.placeholder in row or norm.placeholder_bytes in row):
@@ -224,7 +223,7 @@ class _Segment:
             if filled is None:
                 self._problem(
                     origin,
-                    f"the after-image of primary key {key!r} holds the placeholder "
+                    f"the after-image of primary key {self._shown(key)} holds the placeholder "
                     f"{norm.placeholder!r} (a value the database did not send) and the job "
                     "holds no earlier row of that key to take the value from",
                     "read the topic from its beginning (or from a snapshot) so that every "
@@ -255,9 +254,9 @@ class _Segment:
             source[j] if type(v) in (str, bytes) and v in marks else v for j, v in enumerate(row)
         )
 
-    def _retract(self, i: int, key: tuple | None, what: str) -> None:
-        """A -D of a key not stored, or of a truncate (``key`` None), or a moved key."""
-        if key is None:
+    def _retract(self, i: int, key: object, what: str) -> None:
+        """A -D of a key not stored, or of a truncate (``key`` _TRUNCATE), or a moved key."""
+        if key is _TRUNCATE:
             self._truncate(i)
             return
         prev = self.cur[key]
@@ -284,29 +283,33 @@ class _Segment:
                 cur[key] = None
         self.last_deleted = None
 
-    def _unknown(self, i: int, key: tuple, what: str) -> bool:
+    def _unknown(self, i: int, key: object, what: str) -> bool:
         """An update or delete of a key never stored: counted; False when refused."""
         self.result.unknown += 1
         if not self.norm.refuse_unknown:
             return True
         self._problem(
             i,
-            f"an {what} of primary key {key!r}, which the job never saw",
+            f"an {what} of primary key {self._shown(key)}, which the job never saw",
             "read the topic from its beginning (the snapshot) so that every row is seen; "
             "if changes of unseen rows are expected, SET 'deltaflow.unknown-key-delete' = "
             "'count' (an update then inserts its row, a delete retracts nothing)",
         )
         return False
 
+    def _shown(self, key: object) -> str:
+        """A row key as the tuple of its primary key values."""
+        return repr(key if len(self.norm.key_at) > 1 else (key,))
+
     def _problem(self, i: int, reason: str, hint: str) -> None:
         self.result.problems.append(Problem(i, reason, hint))
 
 
-def _with_gaps(keys: list[tuple], gaps: list[int]) -> list[tuple | None]:
-    """``keys`` of the rows that are not ``TRUNCATED``, with None at the truncates."""
-    out: list[tuple | None] = []
+def _with_gaps(keys: list, gaps: list[int]) -> list:
+    """``keys`` of the rows that are not ``TRUNCATED``, with _TRUNCATE at the truncates."""
+    out: list = []
     it = iter(keys)
     gap_set = set(gaps)
     for i in range(len(keys) + len(gaps)):
-        out.append(None if i in gap_set else next(it))
+        out.append(_TRUNCATE if i in gap_set else next(it))
     return out

@@ -11,9 +11,9 @@ unreadable record: ``fail`` stops naming topic, partition and offset, ``skip`` d
 counts the record, ``dead-letter`` sends it to the dead-letter topic.
 
 State, in the job's LMDB environment and so in the checkpoint's one write transaction:
-``source<id>:ChangelogNormalize:last`` (the last row per primary key, typed; when delta
-joins or delta aggregates mirror the scan, their mirror instead: the table is stored once),
-and
+``source<id>:ChangelogNormalize:last`` (the last row per primary key, an ``IndexedTable``
+without indexes, keyed as a mirror is; when delta joins or delta aggregates mirror the
+scan, their mirror instead: the table is stored once), and
 ``source<id>:ChangelogNormalize:deleted`` (per topic partition, the row its last change
 deleted, when that change was a delete: a primary-key change is a delete and a create,
 and the create's placeholders take the deleted row's values, also across a checkpoint;
@@ -29,7 +29,6 @@ followed the topic from its beginning; the normalizer stands in for the key set 
 from __future__ import annotations
 
 import sys
-from operator import itemgetter
 
 from deltaflow.connectors.layout import decode_with_origins
 from deltaflow.formats.changelog import Batch, RawBatch
@@ -38,65 +37,31 @@ from deltaflow.processor.runtime.base import row_shape
 from deltaflow.processor.runtime.key_presence import RETRACTIONS
 from deltaflow.processor.runtime.mirror import Mirror, opened_mirror
 from deltaflow.processor.runtime.normalize import PLACEHOLDER, Normalizer, Problem, Result
+from deltaflow.state.indexed import stored_columns
 from deltaflow.state.key_presence import COMPLETE_TABLE
-from deltaflow.state.keys import EMPTY
-from deltaflow.state.table import DELETED
-from deltaflow.state.typed_keys import key_encoder, value_encoder
 from deltaflow.state.values import TypedValues
-
-_FIRST = itemgetter(0)
-KNOWN_KEYS = 100_000  # keys whose bytes and rows a store keeps (hot keys: no LMDB read)
 
 
 class TableStore:
-    """The last row per primary key in one LMDB table (write-back, checkpointed)."""
+    """The last row per primary key in an ``IndexedTable`` without indexes (the delta
+    operators' mirror without them): rows kept in memory by row key, the keys of new
+    rows past the largest stored integer key absent without a read, and each key's
+    final row encoded once per batch and written at the checkpoint."""
 
-    def __init__(self, backend, name: str, key_types: list, row_types: list) -> None:
-        shape = row_shape(row_types)
+    def __init__(self, backend, name: str, key_at: list[int], row_types: list) -> None:
+        stored = stored_columns(list(key_at), len(row_types))
+        shape = row_shape([row_types[c] for c in stored])
         values = None if shape is None else TypedValues(shape)
-        # rows of hot keys stay decoded across commits, as a mirror keeps them (KEEP_ROWS)
-        self.table = backend.table(name, values, keep=KNOWN_KEYS)
-        if len(key_types) == 1:  # no tuple layer: the bytes are the same (key_presence)
-            column = value_encoder(key_types[0])
-            self.encode_many = lambda keys: list(map(column, map(_FIRST, keys)))
-        else:
-            encode = key_encoder(key_types)
-            self.encode_many = lambda keys: [encode(k) or EMPTY for k in keys]
-        self._encoded: dict[tuple, bytes] = {}  # keys met lately (at most KNOWN_KEYS)
+        self.table = backend.indexed(name, list(key_at), {}, list(row_types), values)
 
-    def get_many(self, keys: list[tuple]) -> list[tuple | None]:
-        known = self._encoded
-        missing = [key for key in keys if key not in known]
-        if missing:
-            if len(known) + len(missing) > KNOWN_KEYS:
-                known.clear()
-                missing = keys
-            known.update(zip(missing, self.encode_many(missing), strict=True))
-        return self.table.get_many_encoded(list(map(known.__getitem__, keys)))  # type: ignore[return-value]
+    def rows(self, keys: list) -> dict[object, tuple | None]:
+        return self.table.rows(keys)
 
     def all_rows(self) -> list[tuple]:
-        return [tuple(row) for _, row in self.table.scan_encoded(b"")]  # type: ignore[arg-type]
+        return [row for _, row in self.table.items()]
 
     def write(self, result: Result) -> None:
-        """Every key the batch touched, in C-level maps: the rows of the keys it left
-        (almost all of them), deletes of the stored ones it removed."""
-        rows, before = result.rows, result.before
-        keys = list(rows)
-        try:
-            encoded = list(map(self._encoded.__getitem__, keys))
-        except KeyError:  # a truncate's keys, or more keys than the memo holds
-            encoded = self.encode_many(keys)
-        values = list(rows.values())
-        if None in values:  # deletes: a key stored before gets DELETED, a new one nothing
-            gone = [before[key] is not None for key in keys]
-            items = [
-                (kb, DELETED if row is None else row)
-                for kb, row, was in zip(encoded, values, gone, strict=True)
-                if row is not None or was
-            ]
-        else:
-            items = list(zip(encoded, values, strict=True))
-        self.table.put_many_encoded(items)
+        self.table.put_rows(result.before, result.rows)
 
 
 class MirrorStore:
@@ -106,15 +71,15 @@ class MirrorStore:
     def __init__(self, mirror: Mirror) -> None:
         self.mirror = mirror
 
-    def get_many(self, keys: list[tuple]) -> list[tuple | None]:
-        return self.mirror.table.get_many(keys)
+    def rows(self, keys: list) -> dict[object, tuple | None]:
+        return self.mirror.table.rows(keys)
 
     def all_rows(self) -> list[tuple]:
         return [row for _, row in self.mirror.table.items()]
 
     def write(self, result: Result) -> None:
         if result.out:
-            self.mirror.apply_from_source(result.out.kinds, result.out.rows)
+            self.mirror.apply_normalized(result.out.rows, result.before, result.rows)
 
 
 class NormalizingDecoder:
@@ -258,7 +223,7 @@ def install(source, scan, backend, mode: str, fresh: bool) -> NormalizingDecoder
     if mirror is not None and not layout.needs_origin:  # mirror rows are the value rows
         store = MirrorStore(mirror)
     else:
-        store = TableStore(backend, f"{name}:last", [row_types[i] for i in key_at], row_types)
+        store = TableStore(backend, f"{name}:last", key_at, row_types)
     refuse = mode == "policy" and _complete(backend, name, fresh, source)
     if mode == "policy" and not refuse:
         print(

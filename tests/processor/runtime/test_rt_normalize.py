@@ -9,18 +9,31 @@ the output added before, and applying the output gives the table the changes des
 
 from __future__ import annotations
 
+import datetime as dt
+from decimal import Decimal
+
+import pytest
 from rt_helpers import lines, parse_changelog, show, types
 
-from deltaflow.formats.changelog import DELETE, TRUNCATED, Batch, apply_changelog
+from deltaflow.formats.changelog import (
+    DELETE,
+    INSERT,
+    TRUNCATED,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    Batch,
+    apply_changelog,
+)
 from deltaflow.processor.runtime.normalize import Normalizer
 from deltaflow.processor.runtime.normalize_source import TableStore
+from deltaflow.state.backend import StateBackend
 
 T = types("INT", "STRING", "INT")
 P = "__debezium_unavailable_value"
 
 
 def _normalizer(backend, refuse: bool = False) -> Normalizer:
-    store = TableStore(backend, "n:last", [T[0]], T)
+    store = TableStore(backend, "n:last", [0], T)
     return Normalizer(store, [0], refuse_unknown=refuse)
 
 
@@ -147,3 +160,94 @@ def test_output_applies_to_the_table_the_changes_describe(backend):
     for step in steps:
         out.extend(_run(norm, step).out)
     assert apply_changelog(out.kinds, out.rows) == [(5, "b2", 4)]
+
+
+def test_a_null_key_is_a_key_apart_from_a_truncate(backend):
+    """A row with a NULL primary key value is stored under that key; a truncate in the same
+    batch retracts it like any other row (a truncate is not mistaken for the NULL key)."""
+    norm = _normalizer(backend)
+    batch = parse_changelog("+I[null, a, 1]\n+I[1, b, 2]\n+U[null, c, 3]", T)
+    batch.append(DELETE, TRUNCATED)
+    result = norm.run(batch.kinds, batch.rows)
+    out = show(result.out, T)
+    assert out[:4] == ["+I[null, a, 1]", "+I[1, b, 2]", "-U[null, a, 1]", "+U[null, c, 3]"]
+    assert sorted(out[4:]) == ["-D[1, b, 2]", "-D[null, c, 3]"]
+    norm.commit(result)
+    assert norm.store.all_rows() == []
+
+
+def test_rows_come_from_lmdb_after_a_commit_and_a_discard_forgets_the_rest(backend):
+    """The store keeps rows in memory and writes them at the checkpoint: a store opened
+    afresh reads the committed rows from LMDB, and a roll-back (the backend's discard)
+    drops the changes after the last commit."""
+    norm = _normalizer(backend)
+    _run(norm, "+I[1, a, 10]\n+I[2, b, 20]")
+    backend.commit()
+    _run(norm, "+U[1, x, 11]\n-D[2, null, 0]\n+I[3, c, 30]")
+    backend.discard()
+    assert sorted(norm.store.all_rows()) == [(1, "a", 10), (2, "b", 20)]
+    result = _run(norm, "+U[1, y, 12]\n-D[2, null, 0]")
+    assert show(result.out, T) == ["-U[1, a, 10]", "+U[1, y, 12]", "-D[2, b, 20]"]
+
+
+def test_composite_primary_key(backend):
+    """A two-column key (its row key a tuple): updates, a key move, and a refused update
+    of an unseen key named by its tuple."""
+    t2 = types("INT", "INT", "STRING")
+    store = TableStore(backend, "n2:last", [0, 1], t2)
+    norm = Normalizer(store, [0, 1])
+    batch = parse_changelog("+I[1, 1, a]\n+I[1, 2, b]\n+U[1, 1, c]\n-U[1, 2, b]\n+U[2, 2, b]", t2)
+    result = norm.run(batch.kinds, batch.rows)
+    norm.commit(result)
+    assert show(result.out, t2) == lines(
+        """
+        +I[1, 1, a]
+        +I[1, 2, b]
+        -U[1, 1, a]
+        +U[1, 1, c]
+        -D[1, 2, b]
+        +I[2, 2, b]
+    """.replace("        ", "")
+    )
+    backend.commit()
+    refusing = Normalizer(TableStore(backend, "n2:last", [0, 1], t2), [0, 1], refuse_unknown=True)
+    batch = parse_changelog("-D[1, 1, null]\n+U[5, 6, z]", t2)
+    result = refusing.run(batch.kinds, batch.rows)
+    assert show(result.out, t2) == ["-D[1, 1, c]"]
+    assert len(result.problems) == 1 and "primary key (5, 6)" in result.problems[0].reason
+
+
+KEY_VALUES = {
+    "STRING": ["b", "a", "é"],
+    "DECIMAL(10, 2)": [Decimal("1.50"), Decimal("-2.00"), Decimal("3.25")],
+    "TIMESTAMP(3)": [dt.datetime(2026, 1, 1), dt.datetime(2025, 1, 1, 1, 2, 3, 4000), dt.datetime(2027, 5, 5)],
+    "BYTES": [b"\x00", b"ab", b"\xff"],
+    "BIGINT": [-5, 2**40, 0],
+    "DATE": [dt.date(2026, 1, 2), dt.date(1999, 1, 1), dt.date(2030, 3, 3)],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("key_at", [[1], [1, 0]])
+@pytest.mark.parametrize("type_name", list(KEY_VALUES))
+def test_keys_of_each_type_survive_a_restart(tmp_path, type_name, key_at):
+    """Rows stored under a key of each type (alone, or with a second column; not leading
+    the row) are read back by a store opened on the committed LMDB environment."""
+    values = KEY_VALUES[type_name]
+    t3 = types("INT", type_name, "STRING")
+    with StateBackend(tmp_path / "s") as backend:
+        norm = Normalizer(TableStore(backend, "k:last", key_at, t3), key_at)
+        result = norm.run([INSERT] * 3, [(i, v, "r") for i, v in enumerate(values)])
+        norm.commit(result)
+        backend.commit()
+    with StateBackend(tmp_path / "s") as backend:
+        norm = Normalizer(TableStore(backend, "k:last", key_at, t3), key_at)
+        result = norm.run([UPDATE_AFTER, DELETE], [(0, values[0], "s"), (1, values[1], None)])
+        assert list(zip(result.out.kinds, result.out.rows, strict=True)) == [
+            (UPDATE_BEFORE, (0, values[0], "r")),
+            (UPDATE_AFTER, (0, values[0], "s")),
+            (DELETE, (1, values[1], "r")),
+        ]
+        assert result.unknown == 0
+        norm.commit(result)
+        backend.commit()
+        assert sorted(norm.store.all_rows()) == [(0, values[0], "s"), (2, values[2], "r")]
