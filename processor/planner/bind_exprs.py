@@ -180,8 +180,8 @@ def _typed_literal(node: exp.Expr) -> Expr:
     return literal(value_int, DataType(INT if -(2**31) <= value_int < 2**31 else BIGINT))
 
 
-_FLINK_TYPE_NAMES = {"TEXT": "STRING", "TIMESTAMPLTZ": "TIMESTAMP_LTZ"}
-_SQLGLOT_TYPE_NAMES = re.compile(r"\b(TEXT|TIMESTAMPLTZ)\b")
+_FLINK_TYPE_NAMES = {"TEXT": "STRING", "TIMESTAMPLTZ": "TIMESTAMP_LTZ", "STRUCT": "ROW"}
+_SQLGLOT_TYPE_NAMES = re.compile(r"\b(TEXT|TIMESTAMPLTZ|STRUCT)\b")
 
 
 def _cast(node: exp.Cast, scope: Scope) -> Expr:

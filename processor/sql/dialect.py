@@ -68,7 +68,8 @@ class Flink(Dialect):
         STRING_ESCAPES = ["'"]
         HEX_STRINGS = [("x'", "'"), ("X'", "'")]
         COMMANDS = tokens.Tokenizer.COMMANDS - {TokenType.EXECUTE}
-        KEYWORDS = {**tokens.Tokenizer.KEYWORDS, "EXPLAIN": TokenType.VAR}
+        # ROW is read as STRUCT: `CAST(x AS ROW<a INT>)` parses, ROW(a, b) is a Struct call
+        KEYWORDS = {**tokens.Tokenizer.KEYWORDS, "EXPLAIN": TokenType.VAR, "ROW": TokenType.STRUCT}
 
     class Parser(parser.Parser):
         FUNCTION_PARSERS = {

@@ -165,6 +165,8 @@ DIFFERENCES: tuple[Difference, ...] = (
         "twice); deltaflow emits the exact difference of the range, so its final table is the "
         "Top-N of the input.",
         _flink_keeps_rows_that_left_the_range,
+    ),
+    Difference(
         "delta joins by default",
         tuple(t.name for t in TEMPLATES), "plan",
         "table.optimizer.delta-join.strategy AUTO (the default) plans a DeltaJoin for every "
