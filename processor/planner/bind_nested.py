@@ -40,7 +40,11 @@ def resolve_path(scope, parts: list[str]) -> Expr | None:  # noqa: ANN001 - bind
             for i, c in enumerate(scope.columns)
             if c.name == name and (qual is None or c.qualifier == qual)
         ]
-        if len(hits) != 1 or scope.columns[hits[0]].type.root != ROW:
+        if len(hits) != 1:
+            continue
+        if scope.columns[hits[0]].type.root != ROW:
+            if not qualified and all(c.qualifier != name for c in scope.columns):
+                field_access(InputRef(scope.columns[hits[0]].type, hits[0]), fields[0])  # raises
             continue
         expr: Expr = InputRef(scope.columns[hits[0]].type, hits[0])
         for f in fields:
