@@ -63,3 +63,18 @@ def _array(g: Gen, c: Call) -> str:
 def _map(g: Gen, c: Call) -> str:
     items = [g.expr(o) for o in c.operands]
     return "{" + ", ".join(f"{k}: {v}" for k, v in zip(items[0::2], items[1::2], strict=True)) + "}"
+
+
+def unnest_values(values: list | None) -> list | None:
+    """``UNNEST(array)`` of atomic elements: one one-column row per element (NULLs too)."""
+    return None if values is None else [(v,) for v in values]
+
+
+def unnest_rows(values: list | None) -> list | None:
+    """``UNNEST(array of ROW)``: each element's fields as the columns."""
+    return values
+
+
+def unnest_map(values: dict | None) -> list | None:
+    """``UNNEST(map)``: one (key, value) row per entry."""
+    return None if values is None else list(values.items())
