@@ -53,6 +53,14 @@ def field_name(call: Call) -> str:
     return row.type.fields[index.value][0]  # type: ignore[attr-defined,index]
 
 
+def holds_collection(t: DataType) -> bool:
+    """Whether values of ``t`` hold a list or a dict (ARRAY, MAP, MULTISET, also inside a ROW):
+    such values cannot be group or join keys in the runtime yet."""
+    if t.root in (ARRAY, MAP, MULTISET):
+        return True
+    return t.root == ROW and any(holds_collection(f) for _, f in t.fields)
+
+
 def _row(op: str, operands: list[Expr]) -> Call:
     if not operands:
         raise NestedError("ROW() needs at least one value")

@@ -14,7 +14,7 @@ from sqlglot import exp
 from deltaflow.formats.errors import SqlError
 from deltaflow.formats.types import BIGINT, DataType, decimal, string
 from deltaflow.processor.exprs.functions import function_names, infer_call
-from deltaflow.processor.exprs.nested import field_name
+from deltaflow.processor.exprs.nested import field_name, holds_collection
 from deltaflow.processor.exprs.nodes import Call, Expr, InputRef
 from deltaflow.processor.plan import AggCall, Field, WindowSpec
 from deltaflow.processor.planner import logical as L
@@ -63,6 +63,10 @@ def bind_aggregate(
     grouped_windows = set()
     for g in group.expressions if group else []:
         ref = bind(g, scope)
+        if holds_collection(ref.type):
+            raise SqlError(
+                f"deltaflow cannot group by a {ref.type.sql()} value yet; group by its elements "
+                f"or fields (arr[1], r.f), or by CAST({g.sql()} AS STRING)", *position(g))  # fmt: skip
         if isinstance(ref, InputRef) and ref.index in window_idx:
             grouped_windows.add(ref.index)
         else:

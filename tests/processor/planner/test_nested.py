@@ -84,3 +84,17 @@ def _int(v: int):
     from deltaflow.processor.exprs.nodes import Literal
 
     return Literal(parse_type("INT NOT NULL"), v)
+
+
+def test_collections_as_keys_are_refused_with_what_to_use_instead():
+    assert "cannot group by a ARRAY<INT> value yet" in error(
+        "SELECT arr, COUNT(*) FROM t GROUP BY arr", "a ARRAY<INT>, n BIGINT"
+    )
+    text = error("SELECT DISTINCT m FROM t", "m MAP<STRING, INT>")
+    assert "cannot use column 'm' (MAP<STRING, INT>) as a group key" in text
+    assert "join key" in error("SELECT t.id FROM t JOIN t AS u ON t.arr = u.arr", "id INT")
+    # an element, a field, or a ROW of plain fields is a fine key
+    explain(
+        "SELECT arr[1], r.s, COUNT(*) FROM t GROUP BY arr[1], r.s",
+        "a INT, s ROW<b STRING, c INT>, n BIGINT",
+    )
