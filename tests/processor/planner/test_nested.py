@@ -98,3 +98,13 @@ def test_collections_as_keys_are_refused_with_what_to_use_instead():
         "SELECT arr[1], r.s, COUNT(*) FROM t GROUP BY arr[1], r.s",
         "a INT, s ROW<b STRING, c INT>, n BIGINT",
     )
+
+
+def test_row_types_declared_with_parentheses_and_backquoted_field_names():
+    sql = (
+        "CREATE TABLE p (r ROW(`dateTime` TIMESTAMP(3), n INT), q ROW<a ARRAY<ROW<b INT>>>) "
+        "WITH ('connector' = 'datagen');\n"
+        "CREATE TABLE o (ts TIMESTAMP(3), b INT) WITH ('connector' = 'blackhole');\n"
+        "INSERT INTO o SELECT r.`dateTime`, q.a[1].b FROM p;"
+    )
+    assert "select=[r.dateTime AS dateTime, ITEM(q.a, 1).b AS " in plan_job(sql).explain()
