@@ -35,15 +35,18 @@ def split_key_equalities(
 
 
 def key_join(join: L.Join, pairs: list[tuple[Expr, Expr]]) -> L.LNode:
-    """``join`` with the expression pairs as extra key columns; a Calc above keeps its fields."""
+    """``join`` with the expression pairs as key columns (a plain column side is used as it is,
+    an expression is computed below the join); a Calc above keeps the join's fields."""
     left, right = join.inputs
     lw, rw = len(left.fields), len(right.fields)
-    n = len(pairs)
-    join.inputs = [_extend(left, [p[0] for p in pairs]), _extend(right, [p[1] for p in pairs])]
-    join.left_keys += tuple(range(lw, lw + n))
-    join.right_keys += tuple(range(rw, rw + n))
+    lkeys, lextra = _key_columns([p[0] for p in pairs], lw)
+    rkeys, rextra = _key_columns([p[1] for p in pairs], rw)
+    nl = len(lextra)
+    join.inputs = [_extend(left, lextra), _extend(right, rextra)]
+    join.left_keys += lkeys
+    join.right_keys += rkeys
     if join.condition is not None:
-        join.condition = _remap(join.condition, lw, n)
+        join.condition = _remap(join.condition, lw, nl)
     original = list(join.fields)
     nulls_left = join.join_type in ("RIGHT", "FULL")
     nulls_right = join.join_type in ("LEFT", "FULL")
@@ -59,11 +62,26 @@ def key_join(join: L.Join, pairs: list[tuple[Expr, Expr]]) -> L.LNode:
         ScopeColumn(None, f.name, f.type) for f in join.inputs[0].fields + join.inputs[1].fields
     ]
     join.fields = [Field(f.name, t) for f, t in zip(unique_fields(cols), types, strict=True)]
-    keep = [InputRef(f.type, i if i < lw else i + n) for i, f in enumerate(original)]
+    keep = [InputRef(f.type, i if i < lw else i + nl) for i, f in enumerate(original)]
     return L.Calc([join], original, projection=keep)
 
 
-def _extend(node: L.LNode, exprs: list[Expr]) -> L.Calc:
+def _key_columns(exprs: list[Expr], width: int) -> tuple[tuple[int, ...], list[Expr]]:
+    """The key column of each expression and the expressions to compute as new columns."""
+    keys: list[int] = []
+    extra: list[Expr] = []
+    for e in exprs:
+        if isinstance(e, InputRef):
+            keys.append(e.index)
+        else:
+            keys.append(width + len(extra))
+            extra.append(e)
+    return tuple(keys), extra
+
+
+def _extend(node: L.LNode, exprs: list[Expr]) -> L.LNode:
+    if not exprs:
+        return node
     width = len(node.fields)
     projection: list[Expr] = [InputRef(f.type, i) for i, f in enumerate(node.fields)]
     fields = list(node.fields) + [Field(f"$f{width + i}", e.type) for i, e in enumerate(exprs)]
