@@ -108,3 +108,14 @@ def test_row_types_declared_with_parentheses_and_backquoted_field_names():
         "INSERT INTO o SELECT r.`dateTime`, q.a[1].b FROM p;"
     )
     assert "select=[r.dateTime AS dateTime, ITEM(q.a, 1).b AS " in plan_job(sql).explain()
+
+
+def test_a_self_join_of_a_table_with_computed_columns_filters_each_side_by_its_own_where():
+    # the two scans share the table's computed-column Calc; each side gets only its filter
+    sql = (
+        "CREATE TABLE d (e INT, k BIGINT, ts0 TIMESTAMP(3), ts AS ts0) WITH ('connector' = 'datagen');\n"
+        "CREATE TABLE o (k BIGINT) WITH ('connector' = 'blackhole');\n"
+        "INSERT INTO o SELECT a.k FROM d AS a JOIN d AS p ON a.k = p.k WHERE a.e = 1 AND p.e = 0;"
+    )
+    text = plan_job(sql).explain()
+    assert "where=[=(e, 1)]" in text and "where=[=(e, 0)]" in text and "AND(" not in text
