@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from deltaflow.formats.errors import DeltaflowError
-from deltaflow.processor.exprs import gen_functions, gen_operators  # noqa: F401 - registers generators
+from deltaflow.processor.exprs import gen_functions, gen_nested, gen_operators  # noqa: F401 - registers generators
 from deltaflow.processor.exprs.codegen import Gen, describe
 from deltaflow.processor.exprs.errors import EvalError
 from deltaflow.processor.exprs.nodes import Expr

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from deltaflow.formats.errors import SqlError
 from deltaflow.formats.types import NULL, DataType
-from deltaflow.processor.exprs import operators
+from deltaflow.processor.exprs import nested, operators
 from deltaflow.processor.exprs.coercion import SYMBOL, cast_type_ok
 from deltaflow.processor.exprs.nodes import Call, Expr, Literal
 from deltaflow.processor.exprs.signatures import FIXED, Fixed, matches, render
@@ -54,7 +54,7 @@ _DYNAMIC = frozenset(
 
 def function_names() -> list[str]:
     """Every operator and function name ``infer_call`` accepts."""
-    return sorted(set(FIXED) | set(operators.INFER) | {"CAST", "TRY_CAST"})
+    return sorted(set(FIXED) | set(operators.INFER) | set(nested.INFER) | {"CAST", "TRY_CAST"})
 
 
 def is_deterministic(op: str) -> bool:
@@ -69,7 +69,7 @@ def infer_call(op: str, operands: list[Expr]) -> Call:
     """Type ``op(operands)`` with Flink's rules; raises ``FunctionError`` for a bad call."""
     name = op.upper()
     operands = list(operands)
-    special = operators.INFER.get(name)
+    special = operators.INFER.get(name) or nested.INFER.get(name)
     if special is not None:
         try:
             return special(name, operands)

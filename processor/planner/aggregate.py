@@ -14,7 +14,8 @@ from sqlglot import exp
 from deltaflow.formats.errors import SqlError
 from deltaflow.formats.types import BIGINT, DataType, decimal, string
 from deltaflow.processor.exprs.functions import function_names, infer_call
-from deltaflow.processor.exprs.nodes import Expr, InputRef
+from deltaflow.processor.exprs.nested import field_name, holds_collection
+from deltaflow.processor.exprs.nodes import Call, Expr, InputRef
 from deltaflow.processor.plan import AggCall, Field, WindowSpec
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
@@ -71,6 +72,10 @@ def bind_aggregate(
     grouped_windows = set()
     for g in group.expressions if group else []:
         ref = bind(g, scope)
+        if holds_collection(ref.type):
+            raise SqlError(
+                f"deltaflow cannot group by a {ref.type.sql()} value yet; group by its elements "
+                f"or fields (arr[1], r.f), or by CAST({g.sql()} AS STRING)", *position(g))  # fmt: skip
         if isinstance(ref, InputRef) and ref.index in window_idx:
             grouped_windows.add(ref.index)
         else:
@@ -86,7 +91,7 @@ def bind_aggregate(
     having = select.args.get("having")
     uses = _aggregate_uses(items, having.this if having else None, len(keys))
     pre = [k for _, k in keys]
-    pre_cols = [_pre_column(e, i, rel) for i, e in enumerate(pre)]
+    pre_cols = [_pre_column(e, i, rel, key=True) for i, e in enumerate(pre)]
     aggs = []
     for use in uses:
         args = []
@@ -119,10 +124,12 @@ def _window_columns(rel: Rel) -> set[int]:
     return {n - 3, n - 2, n - 1} if rel.window is not None else set()
 
 
-def _pre_column(expr: Expr, i: int, rel: Rel) -> ScopeColumn:
+def _pre_column(expr: Expr, i: int, rel: Rel, key: bool = False) -> ScopeColumn:
     if isinstance(expr, InputRef):
         src = rel.columns[expr.index]
         return ScopeColumn(src.qualifier, src.name, expr.type)
+    if key and isinstance(expr, Call) and expr.op == "FIELD":  # GROUP BY r.f: the key is named f
+        return ScopeColumn(None, field_name(expr), expr.type)
     return ScopeColumn(None, f"$f{i}", expr.type)
 
 
@@ -163,12 +170,16 @@ def _select_over(
     functions: Functions,
 ) -> Rel:  # noqa: ANN001
     """The SELECT items and HAVING, evaluated over the aggregate's output."""
-    targets = {g.sql(): i for i, (g, _) in enumerate(keys) if not isinstance(g, exp.Column)}
+    targets = {
+        g.sql(): i
+        for i, (g, ref) in enumerate(keys)
+        if not isinstance(g, exp.Column) or not isinstance(ref, InputRef)  # r.f is a Column too
+    }
     targets.update({u.whole.sql(): len(keys) + i for i, u in enumerate(uses)})
     placeholders = {f"$agg{i}": i for i in set(targets.values())}
 
     def swap(n: exp.Expr) -> exp.Expr:
-        at = targets.get(n.sql()) if not isinstance(n, exp.Column) else None
+        at = targets.get(n.sql())
         return exp.column(f"$agg{at}", quoted=True) if at is not None else n
 
     scope = Scope(agg.columns, functions, placeholders)

@@ -19,6 +19,7 @@ from deltaflow.processor.planner.catalog import Catalog
 from deltaflow.processor.planner.explain import explain_tree
 from deltaflow.processor.planner.physical import to_physical
 from deltaflow.processor.planner.query import QueryBinder
+from deltaflow.processor.planner.rules.check_collection_keys import check_collection_keys
 from deltaflow.processor.planner.rules.check_non_deterministic_updates import (
     check_non_deterministic_updates,
 )
@@ -56,6 +57,7 @@ SINK_RULES = (
     check_sink_compatibility,
     check_non_deterministic_updates,
     warn_keyless_joins,
+    check_collection_keys,
 )
 
 

@@ -28,6 +28,14 @@ from deltaflow.processor.exprs.functions import infer_call, literal, make_cast
 from deltaflow.processor.exprs.nodes import Expr, InputRef, Literal
 from deltaflow.processor.planner.bind_functions import BARE_FUNCTIONS, bind_function
 from deltaflow.processor.planner.bind_intervals import interval_literal
+from deltaflow.processor.planner.bind_nested import (
+    bind_array,
+    bind_bracket,
+    bind_dot,
+    bind_row,
+    column_parts,
+    resolve_path,
+)
 from deltaflow.processor.sql.errors import closest, position
 
 _BINARY = {
@@ -134,6 +142,14 @@ def _bind(node: exp.Expr, scope: Scope) -> Expr:  # noqa: C901 - a dispatch over
     if isinstance(node, exp.Between):
         args = [node.this, node.args["low"], node.args["high"]]
         return infer_call("BETWEEN", [_bind(e, scope) for e in args])
+    if isinstance(node, exp.Dot):
+        return bind_dot(node, scope, lambda e: _bind(e, scope))
+    if isinstance(node, exp.Bracket):
+        return bind_bracket(node, lambda e: _bind(e, scope))
+    if isinstance(node, exp.Tuple):
+        return bind_row(node, lambda e: _bind(e, scope))
+    if isinstance(node, exp.Array):
+        return bind_array(node, lambda e: _bind(e, scope))
     if isinstance(node, exp.Func):
         return bind_function(node, lambda e: _bind(e, scope), scope.functions)
     raise SqlError(
@@ -167,8 +183,8 @@ def _typed_literal(node: exp.Expr) -> Expr:
     return literal(value_int, DataType(INT if -(2**31) <= value_int < 2**31 else BIGINT))
 
 
-_FLINK_TYPE_NAMES = {"TEXT": "STRING", "TIMESTAMPLTZ": "TIMESTAMP_LTZ"}
-_SQLGLOT_TYPE_NAMES = re.compile(r"\b(TEXT|TIMESTAMPLTZ)\b")
+_FLINK_TYPE_NAMES = {"TEXT": "STRING", "TIMESTAMPLTZ": "TIMESTAMP_LTZ", "STRUCT": "ROW"}
+_SQLGLOT_TYPE_NAMES = re.compile(r"\b(TEXT|TIMESTAMPLTZ|STRUCT)\b")
 
 
 def _cast(node: exp.Cast, scope: Scope) -> Expr:
@@ -213,6 +229,10 @@ def _column(node: exp.Column, scope: Scope) -> Expr:
     quoted = isinstance(node.this, exp.Identifier) and node.this.quoted
     if name in BARE_FUNCTIONS and not node.table and not quoted and not scope.has(node):
         return infer_call(name, [])
+    if node.table and not scope.has(node):
+        nested = resolve_path(scope, column_parts(node))  # r.f, t.r.f, r.f.g: ROW fields
+        if nested is not None:
+            return nested
     return scope.resolve(node)
 
 

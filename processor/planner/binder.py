@@ -17,6 +17,7 @@ from deltaflow.processor.planner.catalog import Catalog, Table
 from deltaflow.processor.planner.changelog_ptf import changelog_relation
 from deltaflow.processor.planner.correlate import bind_lateral
 from deltaflow.processor.planner.scan import ScanCache, bind_scan
+from deltaflow.processor.planner.unnest import bind_unnest
 from deltaflow.processor.planner.window_join import window_join
 from deltaflow.processor.planner.windows import window_relation
 from deltaflow.processor.sql.dialect import CHANGELOG_PTFS
@@ -124,6 +125,8 @@ class FromBinder:
     def join(self, left: Rel, join: exp.Join) -> Rel:
         if isinstance(join.this, exp.Lateral):
             return bind_lateral(self, left, join)
+        if isinstance(join.this, exp.Unnest):
+            return bind_unnest(self, left, join)
         table = join.this
         version = table.args.get("version") if isinstance(table, exp.Table) else None
         right = self.relation(table)

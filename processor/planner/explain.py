@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from deltaflow.processor.exprs.nested import field_name
 from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, Literal, UdfCall
 from deltaflow.processor.plan import AggCall
 from deltaflow.processor.planner import logical as L
@@ -249,6 +250,8 @@ def render(expr: Expr | None, names: list[str]) -> str:
         if expr.value is None:
             return "null"
         return repr(expr.value) if isinstance(expr.value, str) else str(expr.value)
+    if isinstance(expr, Call) and expr.op == "FIELD":
+        return f"{render(expr.operands[0], names)}.{field_name(expr)}"
     if isinstance(expr, Call) and expr.op in ("CAST", "TRY_CAST"):
         return f"{expr.op}({render(expr.operands[0], names)} AS {expr.type.sql()})"
     if isinstance(expr, Call | UdfCall):

@@ -29,10 +29,13 @@ def require_no_window(rel: Rel, what: str, node: exp.Expr) -> None:
 
 
 def filter_rel(rel: Rel, cond: Expr) -> Rel:
-    projection: list[Expr] = [InputRef(c.type, i) for i, c in enumerate(rel.columns)]
+    # a window TVF's last three columns are not yet in its node's output: the Calc passes only
+    # the node's own columns (a filter on window columns is refused before this)
+    real = rel.columns[:-3] if rel.window is not None else rel.columns
+    projection: list[Expr] = [InputRef(c.type, i) for i, c in enumerate(real)]
     node = L.Calc(
         [rel.node],
-        fields_of(rel.columns),
+        fields_of(real),
         projection=projection,
         condition=and_all(conjuncts_of(cond)),
     )

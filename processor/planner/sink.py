@@ -33,11 +33,35 @@ def implicit_cast_ok(src: DataType, dst: DataType) -> bool:
     length, any fractional-second precision, and equal types (nullability aside)."""
     if src.root == "NULL" or src.with_nullable(True) == dst.with_nullable(True):
         return True
+    if src.root in _NESTED and src.root == dst.root:
+        return _same_nested(src, dst)
     if src.root in _NUMERIC_ORDER and dst.root in _NUMERIC_ORDER:
         return _NUMERIC_ORDER.index(src.root) <= _NUMERIC_ORDER.index(dst.root)
     if any(src.root in f and dst.root in f for f in _FAMILIES):
         return True
     return src.root == dst.root and src.root in ("TIMESTAMP", "TIMESTAMP_LTZ", "TIME")
+
+
+_NESTED = ("ARRAY", "MULTISET", "MAP", "ROW")
+
+
+def _same_nested(src: DataType, dst: DataType) -> bool:
+    """A nested value goes into a sink column of the same shape: equal element, key, value and
+    field types but for nullability, ROW fields matched by position (their names aside, as
+    Flink: ``ROW(a, b)`` fills a ``ROW<x INT, y STRING>`` column)."""
+    pairs = [(src.element, dst.element), (src.value, dst.value)]
+    if len(src.fields) != len(dst.fields):
+        return False
+    pairs += [(a, b) for (_, a), (_, b) in zip(src.fields, dst.fields, strict=True)]
+    for a, b in pairs:
+        if (a is None) != (b is None):
+            return False
+        if a is not None and not (
+            a.with_nullable(True) == b.with_nullable(True) or a.root == b.root and a.root in _NESTED
+            and _same_nested(a, b)
+        ):  # fmt: skip
+            return False
+    return True
 
 
 def _check_types(rel: Rel, targets: list[Column], table: str, insert: Insert) -> None:

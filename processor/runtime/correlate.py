@@ -59,6 +59,8 @@ class CorrelateOperator(Operator):
         if isinstance(value, tuple | list):
             if len(value) == self.width:
                 return tuple(value)
+        elif value is None and self.width > 1:  # a NULL ROW element of UNNEST(array of ROW)
+            return (None,) * self.width
         elif self.width == 1:
             return (value,)
         raise DeltaflowError(

@@ -76,8 +76,14 @@ class Flink(Dialect):
         STRING_ESCAPES = ["'"]
         HEX_STRINGS = [("x'", "'"), ("X'", "'")]
         COMMANDS = tokens.Tokenizer.COMMANDS - {TokenType.EXECUTE}
-        # SESSION is a window function name in Flink, not sqlglot's SET SESSION keyword
-        KEYWORDS = {**tokens.Tokenizer.KEYWORDS, "EXPLAIN": TokenType.VAR, "SESSION": TokenType.VAR}
+        # SESSION is a window function name in Flink, not sqlglot's SET SESSION keyword; ROW
+        # is read as STRUCT: `CAST(x AS ROW<a INT>)` parses, ROW(a, b) is a Struct call
+        KEYWORDS = {
+            **tokens.Tokenizer.KEYWORDS,
+            "EXPLAIN": TokenType.VAR,
+            "SESSION": TokenType.VAR,
+            "ROW": TokenType.STRUCT,
+        }
 
     class Parser(parser.Parser):
         FUNCTION_PARSERS = {

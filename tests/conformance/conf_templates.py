@@ -657,6 +657,28 @@ TIME = [
 # fmt: on
 
 
+# Nested types built from the orders columns: ROW/ARRAY/MAP constructors, field access through a
+# subquery's ROW column, [] (1-based), CARDINALITY and ELEMENT, grouping by a ROW field.
+_ROW = "CAST(ROW(product, qty) AS ROW<p STRING, q INT>)"
+# fmt: off
+NESTED = [
+    T("nested_row_fields", "calc",
+      f"SELECT id, t.r.p, t.r.q * 2, t.r FROM (SELECT id, {_ROW} AS r FROM orders) AS t "
+      "WHERE t.r.q > 1",
+      ["id INT", "p STRING", "q2 INT", "r ROW<p STRING, q INT>"]),
+    T("nested_array_map", "calc",
+      "SELECT id, ARRAY[qty, cust], ARRAY[qty, cust][2], CARDINALITY(ARRAY[qty, cust, id]), "
+      "MAP[product, qty], MAP[product, qty][product], ELEMENT(ARRAY[amt]), (id, note) FROM orders",
+      ["id INT", "a ARRAY<INT>", "a2 INT", "n INT", "m MAP<STRING, INT>", "mv INT",
+       "e DECIMAL(10, 2)", "r ROW<a INT, b STRING>"]),
+    T("nested_group_by_field", "aggregate",
+      f"SELECT t.r.p, COUNT(*), SUM(t.r.q) FROM (SELECT {_ROW} AS r FROM orders) AS t "
+      "GROUP BY t.r.p",
+      ["p STRING", "n BIGINT", "q INT"], pk=("p",)),
+]
+# fmt: on
+
+
 def _with_source_pk(t: Template) -> Template:
     return replace(t, name=f"{t.name}_pk", source_pk=True, seeds=min(t.seeds, 6))
 
@@ -684,6 +706,7 @@ TEMPLATES: tuple[Template, ...] = tuple(
     + JOIN_PUSH
     + SORT_LIMIT
     + SQL17
+    + NESTED
     + SOURCE_PK
     + TIES
     + TIME

@@ -1,7 +1,7 @@
 """Job cases: reading a case folder, writing its job for the real broker, reading the sink back.
 
 A case folder holds ``job.sql`` (sources marked ``WITH (@source)`` or
-``WITH (@upsert_source)``, the sink ``WITH (@sink)``) and Flink's recorded
+``WITH (@upsert_source)``, or ``WITH (@json_source)`` for plain JSON rows, the sink ``WITH (@sink)``) and Flink's recorded
 ``flink.changelog.txt`` / ``flink.final.txt`` (see ``record_flink.py``). The events of
 table ``t`` are ``events/t.jsonl``, one Debezium JSON event a line.
 """
@@ -84,6 +84,9 @@ def kafka_sql(case: Case, bootstrap: str, topics: dict[str, str]) -> str:
         if marker == "@source":
             with_ = (f"'connector' = 'kafka', {topic}, 'scan.startup.mode' = 'earliest-offset', "
                      "'scan.bounded.mode' = 'latest-offset', 'format' = 'debezium-json'")  # fmt: skip
+        elif marker == "@json_source":  # plain JSON rows, an append-only topic
+            with_ = (f"'connector' = 'kafka', {topic}, 'scan.startup.mode' = 'earliest-offset', "
+                     "'scan.bounded.mode' = 'latest-offset', 'format' = 'json'")  # fmt: skip
         elif marker == "@upsert_source":
             with_ = (f"'connector' = 'upsert-kafka', {topic}, 'scan.bounded.mode' = 'latest-offset', "
                      "'key.format' = 'json', 'value.format' = 'json'")  # fmt: skip

@@ -46,7 +46,8 @@ def flink_sql(sql: str) -> str:
             with_ = "'connector' = 'print'"
         else:
             path = EVENTS / f"{name}.jsonl"
-            with_ = f"'connector' = 'filesystem', 'path' = '{path}', 'format' = 'debezium-json'"
+            fmt = "json" if marker == "@json_source" else "debezium-json"
+            with_ = f"'connector' = 'filesystem', 'path' = '{path}', 'format' = '{fmt}'"
         return f"CREATE TABLE {name} ({body}) WITH ({with_})"
 
     return _TABLE.sub(options, sql)

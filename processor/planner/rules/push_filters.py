@@ -15,12 +15,14 @@ Calcite's ``simplifyJoin`` does. Non-deterministic conjuncts stay where they are
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 
 from deltaflow.processor.exprs.functions import infer_call, is_deterministic
 from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, UdfCall, children, input_refs
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.binder import and_all, conjuncts_of
+from deltaflow.processor.planner.rules.expr_join_keys import key_join, split_key_equalities
 from deltaflow.processor.planner.rules.merge_calcs import substitute
 
 
@@ -40,7 +42,10 @@ def _push(node: L.LNode, preds: list[Expr]) -> L.LNode:
 
 def _push_calc(calc: L.Calc, preds: list[Expr]) -> L.LNode:
     """Conjuncts over the Calc's output are rewritten over its input (unless they read a
-    non-deterministic projection) and join the Calc's own condition on the way down."""
+    non-deterministic projection) and join the Calc's own condition on the way down. The Calc
+    is copied first: a table's computed-column Calc is one node shared by every scan of the
+    table (a self-join), and each side gets its own filters."""
+    calc = copy.copy(calc)
     had_condition = calc.condition is not None
     keep: list[Expr] = []
     down: list[Expr] = []
@@ -100,13 +105,14 @@ def _push_join(join: L.Join, preds: list[Expr]) -> L.LNode:
             for side, derived in _derived_side_filters(c, width):
                 sides[side].append(derived)
     join.condition = None
-    for c in _dedupe(on):
+    pairs, on = split_key_equalities(_dedupe(on), width, _deterministic)
+    for c in on:
         _into_join(join, c, width)
     join.inputs = [
         _push(join.inputs[0], sides[0]),
         _push(join.inputs[1], [shift(c, -width) for c in sides[1]]),
     ]
-    return _filter(join, above)
+    return _filter(key_join(join, pairs) if pairs else join, above)
 
 
 def _derived_side_filters(cond: Expr, width: int) -> list[tuple[int, Expr]]:

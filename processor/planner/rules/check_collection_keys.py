@@ -1,0 +1,40 @@
+"""Refuse, at plan time, keys the runtime cannot hash yet: an ARRAY, MAP or MULTISET value
+(also inside a ROW) as a group key (GROUP BY, SELECT DISTINCT, UNION), a join key or a Top-N
+partition key. Elements and fields of such values (``arr[1]``, ``r.f``) are fine keys."""
+
+from __future__ import annotations
+
+from deltaflow.formats.errors import SqlError
+from deltaflow.processor.exprs.nested import holds_collection
+from deltaflow.processor.planner import logical as L
+
+
+def check_collection_keys(sink: L.Sink, settings: dict[str, str]) -> L.Sink:
+    seen: set[int] = set()
+    todo: list[L.LNode] = [sink]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for side, keys, what in _keys(node):
+            for k in keys:
+                f = node.inputs[side].fields[k]
+                if holds_collection(f.type):
+                    raise SqlError(
+                        f"deltaflow cannot use column '{f.name}' ({f.type.sql()}) as a {what} "
+                        "yet; use its elements or fields (arr[1], m['k'], r.f) or "
+                        f"CAST({f.name} AS STRING)"
+                    )
+        todo += node.inputs
+    return sink
+
+
+def _keys(node: L.LNode) -> list[tuple[int, tuple[int, ...], str]]:
+    if isinstance(node, L.Aggregate | L.WindowAggregate):
+        return [(0, node.group_keys, "group key")]
+    if isinstance(node, L.Join):
+        return [(0, node.left_keys, "join key"), (1, node.right_keys, "join key")]
+    if isinstance(node, L.Rank):
+        return [(0, node.partition_keys, "partition key")]
+    return []
