@@ -133,7 +133,8 @@ def test_a_job_file_with_nothing_to_run_is_refused(tmp_path, text, expected):
         (
             "SET 'deltaflow.broker-timeout' = '1 min';",
             "SQL line 2, column 1: unknown setting 'deltaflow.broker-timeout'; the deltaflow "
-            "settings are 'deltaflow.broker.timeout', 'deltaflow.unknown-key-delete'",
+            "settings are 'deltaflow.broker.timeout', 'deltaflow.progress.interval', "
+            "'deltaflow.unknown-key-delete'",
         ),
         (
             "SET 'deltaflow.unknown-key-delete' = 'skip';",
