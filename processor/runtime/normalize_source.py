@@ -112,6 +112,10 @@ class NormalizingDecoder:
     def filtered(self) -> int:
         return getattr(self.inner, "filtered", 0)
 
+    @property
+    def logical_messages(self) -> int:  # Debezium's op "m", skipped and counted
+        return getattr(self.inner, "logical_messages", 0)
+
     def decode(self, raw: RawBatch) -> Batch:
         return self._normalized(raw, None)[0]
 
