@@ -54,7 +54,7 @@ def show_changelogs(planned, bootstrap: str) -> None:
     from deltaflow.processor.job_tables import scans_of, source_spec
 
     for scan in scans_of(planned.plan):
-        spec = source_spec(scan)
+        spec = source_spec(scan, pushed=False)  # every row of the topic, whole
         source = create_source(spec, bootstrap=bootstrap, start="earliest")
         source.open(None)
         show = row_printer([t for _, t in spec.physical] + [t for _, _, t in spec.metadata])

@@ -35,6 +35,7 @@ import sys
 from deltaflow.formats.errors import StateError
 from deltaflow.processor.job_tables import scans_of
 from deltaflow.processor.plan import JobPlan, LookupJoin, Node, TableSourceScan
+from deltaflow.processor.planner.fingerprint import SCHEME
 from deltaflow.state.backend import StateBackend
 from deltaflow.state.checkpoint import EPOCH_KEY, IDENTITY_KEY, OFFSETS_KEY
 
@@ -49,6 +50,8 @@ POLICY_OPTIONS = ("ignore-parse-errors", "fail-on-missing-field")
 SECRET_WORDS = ("auth", "password", "secret", "token", "credential", "user-info")
 
 Identity = dict[str, dict[str, str]]
+PLAN_KEY = "plan.fingerprint"  # state/backend.py: check_plan
+SCHEME_KEY = "plan.fingerprint-scheme"  # how it was computed (planner/fingerprint.SCHEME)
 
 
 def table_identity(plan: JobPlan, bootstrap: str | None) -> Identity:
@@ -163,6 +166,30 @@ def bind_identity(
         )
     if stored != current:
         backend.commit({IDENTITY_KEY: current})
+
+
+def bind_plan(backend: StateBackend, plan: JobPlan, description: str) -> None:
+    """Records the plan's fingerprint (``planner/fingerprint.py``) in the state directory,
+    or refuses a checkpoint written for another plan. A directory without a checkpoint
+    takes the plan as it is, as it takes the tables' identity; a checkpoint whose
+    fingerprint was computed another way (an earlier deltaflow's scheme) is refused with
+    that said, since this deltaflow cannot tell whether its state fits the plan."""
+    checkpointed = backend.meta(EPOCH_KEY) is not None
+    stored, scheme = backend.meta(PLAN_KEY), backend.meta(SCHEME_KEY)
+    if stored is not None and checkpointed and scheme != SCHEME:
+        raise StateError(
+            f"state directory {backend.path} was written by an earlier deltaflow whose plan "
+            f"fingerprint (scheme {scheme or 1}) did not cover the columns and filters pushed "
+            f"into the sources nor the tables' identity, which this one's (scheme {SCHEME}) "
+            "does: it cannot tell whether that state fits this plan. Replay the job into a "
+            "new directory (deltaflow run JOB.sql --state-dir NEW_DIR --from earliest), or "
+            "resume it with the deltaflow that wrote it"
+        )
+    if stored != plan.fingerprint and not checkpointed:
+        backend.commit({PLAN_KEY: plan.fingerprint, "plan.description": description})
+    backend.check_plan(plan.fingerprint, description)
+    if scheme != SCHEME:
+        backend.commit({SCHEME_KEY: SCHEME})
 
 
 def refusal(backend: StateBackend, found: list[str], job_file: str | None = None) -> str:

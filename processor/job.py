@@ -28,7 +28,7 @@ from deltaflow.connectors.transactions import (
 from deltaflow.processor import crash, progress
 from deltaflow.processor.brokers import BrokerWatch, cluster_configs
 from deltaflow.processor.collector import quiet_collector
-from deltaflow.processor.identity import bind_identity
+from deltaflow.processor.identity import bind_identity, bind_plan
 from deltaflow.processor.job_tables import (
     LOOKUP_PREFIX,
     describe_plan,
@@ -39,8 +39,6 @@ from deltaflow.processor.job_tables import (
 )
 from deltaflow.processor.plan import JobPlan
 from deltaflow.processor.runtime import key_presence, normalize_source
-from deltaflow.processor.runtime.demand import demanded_columns
-from deltaflow.processor.runtime.prefilter import prefilters
 from deltaflow.processor.settings import (
     broker_timeout_s,
     checkpoint_interval_s,
@@ -100,7 +98,7 @@ class Job:
         """Sinks first (the transaction fences an earlier incarnation), then the state is
         restored to the epoch the sinks committed, then the sources open at its offsets."""
         bind_identity(self.backend, self.plan, self.options.bootstrap, self.options.job_file)
-        self.backend.check_plan(self.plan.fingerprint, describe_plan(self.plan))
+        bind_plan(self.backend, self.plan, describe_plan(self.plan))
         self._open_sinks()
         self._open_transaction()
         self._resume()
@@ -171,11 +169,9 @@ class Job:
 
     def _open_sources(self, resume: dict) -> None:
         start = None if resume else self.options.start
-        demanded = demanded_columns(self.plan)
-        filters = prefilters(self.plan)
         unknown_keys = key_presence.presence_mode(self.plan.settings)
         for scan in self.scans:
-            spec = source_spec(scan, demanded.get(scan.node_id), filters.get(scan.node_id))
+            spec = source_spec(scan)
             source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
             self.sources[scan.node_id] = source
             self._route_dead_letters(source)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from deltaflow.connectors.base import TableSpec
-from deltaflow.formats.prefilter import PreFilter
 from deltaflow.processor.plan import JobPlan, LookupJoin, Node, Sink, TableSourceScan
 
 
@@ -24,19 +23,18 @@ def scans_of(plan: JobPlan) -> list[TableSourceScan]:
 FRAMEWORK_OPTIONS = ("scan.watermark.idle-timeout",)
 
 
-def source_spec(
-    scan: TableSourceScan,
-    demanded: frozenset[str] | None = None,
-    prefilter: PreFilter | None = None,
-) -> TableSpec:
+def source_spec(scan: TableSourceScan, pushed: bool = True) -> TableSpec:
+    """What the scan's source reads, with the columns and WHERE tests the plan pushed into
+    its decoder (``project``, ``prefilter``: processor/planner/physical_rules.py) unless
+    not ``pushed`` (every row whole)."""
     return TableSpec(
         name=scan.table,
         options={k: v for k, v in scan.options.items() if k not in FRAMEWORK_OPTIONS},
         physical=[(f.name, f.type) for f in scan.physical],
         metadata=list(scan.metadata),
         primary_key=list(scan.primary_key),
-        demanded=demanded,
-        prefilter=prefilter,
+        demanded=None if scan.project is None or not pushed else frozenset(scan.project),
+        prefilter=scan.prefilter if pushed else None,
     )
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from deltaflow.formats.prefilter import PreFilter
 from deltaflow.formats.types import DataType
-from deltaflow.processor.exprs.nodes import Expr
+from deltaflow.processor.exprs.nodes import Expr, InputRef
 
 Mode = frozenset[int]  # RowKind values a node emits
 Key = tuple[int, ...]  # column indexes
@@ -66,6 +67,11 @@ class TableSourceScan(Node):
     # before-images from state: the source keeps the last row per primary key and derives
     # every -U/-D from it (processor/runtime/normalize.py)
     normalize: bool = False
+    # decided by the physical rules (processor/planner/physical_rules.py): the physical
+    # columns the decoder builds (None: all; the others stay None in the rows) and the
+    # WHERE tests it may apply to each change image before building its row
+    project: tuple[str, ...] | None = None
+    prefilter: PreFilter | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +80,16 @@ class Calc(Node):
 
     projection: tuple[Expr, ...]
     condition: Expr | None = None
+    # node_id of the operator this Calc runs inside (physical rules: it only selects columns)
+    fused_into: int | None = None
+
+
+def column_selection(calc: Calc) -> list[int] | None:
+    """The input column of each output column of a Calc that only selects columns
+    (no condition, every expression a column reference); otherwise None."""
+    if calc.condition is not None or not all(isinstance(e, InputRef) for e in calc.projection):
+        return None
+    return [e.index for e in calc.projection]  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,6 +127,7 @@ class GroupAggregate(Node):
 
     group_keys: Key
     aggs: tuple[AggCall, ...]
+    fused_calc: int | None = None  # node_id of the column-selecting Calc below, run inside
 
     @property
     def emits_update_before(self) -> bool:
@@ -131,6 +148,7 @@ class Join(Node):
     condition: Expr | None = None
     left_unique_keys: tuple[Key, ...] = ()
     right_unique_keys: tuple[Key, ...] = ()
+    fused_calc: int | None = None  # node_id of the column-selecting Calc above, run inside
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -273,6 +291,7 @@ class DeltaJoinCascade(Node):
 
     tree: DeltaView
     eventual: bool = False
+    fused_calc: int | None = None  # node_id of the column-selecting Calc above, run inside
 
 
 @dataclass(frozen=True, kw_only=True)

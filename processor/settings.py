@@ -31,6 +31,18 @@ BOOLEAN_SETTINGS = (
 )
 
 
+def unknown_key_delete_mode(settings: dict[str, str]) -> str:
+    """The job's 'deltaflow.unknown-key-delete' mode (planner and runtime read it)."""
+    key = "deltaflow.unknown-key-delete"
+    value = (settings.get(key) or "ignore").strip().lower()
+    if value not in UNKNOWN_KEY_DELETE_MODES:
+        raise DeltaflowError(
+            f"option '{key}': {value!r} is not one of {', '.join(UNKNOWN_KEY_DELETE_MODES)}; "
+            "'policy' applies each source table's bad-input policy"
+        )
+    return value
+
+
 def _duration(key: str, value: str) -> None:
     parse_duration_ms(value, key)
 

@@ -2,22 +2,24 @@
 
 Stages: statements (``deltaflow.processor.sql``) -> catalog -> bound logical tree per
 INSERT -> TREE_RULES -> traits (bottom-up derive, top-down refine) -> SINK_RULES ->
-physical plan (``deltaflow.processor.plan``) and its EXPLAIN text.
+physical plan (``deltaflow.processor.plan``) -> PHYSICAL_RULES over the whole job
+(``physical_rules``) -> its EXPLAIN text and fingerprint.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from itertools import count
 
 from deltaflow.formats.errors import DeltaflowError, SqlError
 from deltaflow.processor.plan import JobPlan, Sink
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.catalog import Catalog
-from deltaflow.processor.planner.explain import explain_tree
+from deltaflow.processor.planner.explain import explain_lines, finish_lines
+from deltaflow.processor.planner.fingerprint import plan_fingerprint
 from deltaflow.processor.planner.physical import to_physical
+from deltaflow.processor.planner.physical_rules import apply_physical_rules, index
 from deltaflow.processor.planner.query import QueryBinder
 from deltaflow.processor.planner.rules.check_collection_keys import check_collection_keys
 from deltaflow.processor.planner.rules.check_non_deterministic_updates import (
@@ -40,7 +42,6 @@ from deltaflow.processor.sql import statements as S
 from deltaflow.processor.sql.ddl import CreateTable
 from deltaflow.processor.sql.script import parse_script
 
-_NOT_REWRITTEN = re.compile(r", deltaJoin=\[not rewritten: .*?\](?=, changelogMode=)")
 # Rules over the query tree, before trait inference, in order.
 TREE_RULES = (
     push_filters,
@@ -94,14 +95,11 @@ def plan_job(sql: str, *, source_name: str = "<job>") -> PlannedJob:
         else:
             _declare(catalog, settings, stmt)
     sinks, texts = plan_inserts(catalog, settings, inserts)
-    # why a join stays regular is no part of its state: a plan differing only there keeps it
-    hashed = [_NOT_REWRITTEN.sub("", text) for text in texts]
+    plan = JobPlan(tuple(sinks), dict(settings), dict(catalog.functions))
     ttl = settings.get("table.exec.state.ttl", "").strip()
-    if ttl and parse_duration_ms(ttl, "table.exec.state.ttl") > 0:
-        # TTL state stores a write time with each value: state of the other kind is refused
-        hashed = [*texts, "table.exec.state.ttl"]
-    fingerprint = hashlib.sha256("\n\n".join(hashed).encode()).hexdigest()[:16]
-    plan = JobPlan(tuple(sinks), dict(settings), dict(catalog.functions), fingerprint)
+    # TTL state stores a write time with each value: state of the other kind is refused
+    with_ttl = bool(ttl) and parse_duration_ms(ttl, "table.exec.state.ttl") > 0
+    plan = replace(plan, fingerprint=plan_fingerprint(plan, with_ttl))
     return PlannedJob(plan, settings, explains, texts, source_name, len(statements))
 
 
@@ -141,13 +139,25 @@ def plan_inserts(
         refine(sink, True)
     ids = count(1)
     memo: dict = {}
-    sinks, texts = [], []
+    sinks, lines = [], []
     for sink in trees:
         for rule in SINK_RULES:
             sink = rule(sink, settings)
-        texts.append(explain_tree(sink))
+        lines.append(explain_lines(sink))
         sinks.append(to_physical(sink, ids, memo))
-    return sinks, texts
+    roots = apply_physical_rules(tuple(sinks), settings)
+    return list(roots), [finish_lines(text, _recorded(memo, roots)) for text in lines]
+
+
+def _recorded(memo: dict, roots: tuple) -> Callable:
+    """The physical node (after the physical rules) each converted logical node became."""
+    final = index(roots)[0]
+
+    def recorded(node: L.LNode) -> object:
+        converted = memo.get(id(node))
+        return None if converted is None else final.get(converted.node_id)
+
+    return recorded
 
 
 def _tree_rules(node: L.LNode, settings: dict[str, str]) -> L.LNode:
@@ -164,4 +174,7 @@ def _explain(catalog: Catalog, settings: dict[str, str], stmt: S.Explain) -> str
     root = QueryBinder(catalog, dict(catalog.functions)).query(body).node
     root = _tree_rules(root, settings)
     derive(root)
-    return explain_tree(refine(root, True))
+    lines = explain_lines(refine(root, True))
+    memo: dict = {}
+    physical = to_physical(root, count(1), memo)  # type: ignore[arg-type]
+    return finish_lines(lines, _recorded(memo, apply_physical_rules((physical,), settings)))

@@ -1,10 +1,16 @@
 """EXPLAIN text in Flink's shape: ``Name(attr=[...], changelogMode=[I,UB,UA,D])`` lines joined
-by ``+-`` / ``:-``. Rendered from the final logical tree (after rules and traits)."""
+by ``+-`` / ``:-``. Rendered from the final logical tree (after rules and traits), with what
+the physical rules recorded on its physical nodes (``physical_rules``): a scan's pushed
+``filter=[..]`` and ``project=[..], metadata=[..]`` inside its ``table=[[..]]`` as Flink
+prints them (``fields`` then lists the columns the scan reads), and ``fusedCalc=[input]`` /
+``fusedCalc=[output]`` on an operator that runs the Calc below / above it inside."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from deltaflow.formats.prefilter import MEMBERSHIP, NULL_TESTS, Check, PreFilter
+from deltaflow.processor import plan as P
 from deltaflow.processor.exprs.nested import field_name
 from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, Literal, UdfCall
 from deltaflow.processor.plan import AggCall
@@ -32,13 +38,75 @@ def mode_text(mode: frozenset[int]) -> str:
     return ",".join(_KINDS[k] for k in sorted(mode)) or "NONE"
 
 
-def explain_tree(node: L.LNode) -> str:
-    lines: list[str] = []
+# one line of an EXPLAIN text: tree prefix, node (None: a source's own normalizer), text
+Line = tuple[str, "L.LNode | None", str]
+Recorded = Callable[[L.LNode], "P.Node | None"]  # the physical node a logical one became
+
+
+def explain_tree(node: L.LNode, recorded: Recorded | None = None) -> str:
+    return finish_lines(explain_lines(node), recorded)
+
+
+def explain_lines(node: L.LNode) -> list[Line]:
+    """The tree's lines as its nodes are now (traits included), physical fields to come."""
+    lines: list[Line] = []
     _render(node, "", "", lines)
-    return "\n".join(lines)
+    return lines
 
 
-def _render(node: L.LNode, first: str, rest: str, lines: list[str]) -> None:
+def finish_lines(lines: list[Line], recorded: Recorded | None = None) -> str:
+    """The text, with the fields the physical rules recorded on each line's node."""
+    out = []
+    for first, node, text in lines:
+        physical = recorded(node) if recorded is not None and node is not None else None
+        if physical is not None:
+            text = _with_physical(node, physical, text)  # type: ignore[arg-type]
+        out.append(first + text)
+    return "\n".join(out)
+
+
+def _with_physical(node: L.LNode, physical: P.Node, text: str) -> str:
+    scan = isinstance(node, L.Scan) and isinstance(physical, P.TableSourceScan)
+    fused = getattr(physical, "fused_calc", None) is not None
+    if not (scan or fused) or ", changelogMode=" not in text:
+        return text
+    head, mode = text.rsplit(", changelogMode=", 1)
+    if scan:
+        head = _pushed_scan(node, physical)[:-1]  # type: ignore[arg-type]
+    if fused:
+        side = "input" if isinstance(physical, P.GroupAggregate) else "output"
+        head += f", fusedCalc=[{side}]"
+    return f"{head}, changelogMode={mode}"
+
+
+def _pushed_scan(node: L.Scan, scan: P.TableSourceScan) -> str:
+    pushed, fields = "", _out(node)
+    if scan.prefilter:
+        pushed += f", filter=[{_filter(scan.prefilter)}]"
+    if scan.project is not None:
+        meta = [key for _, key, _ in scan.metadata]
+        pushed += f", project=[{', '.join(scan.project)}], metadata=[{', '.join(meta)}]"
+        fields = ", ".join([*scan.project, *(column for column, _, _ in scan.metadata)])
+    table = f"[default_catalog, default_database, {node.table.name}{pushed}]"
+    return f"TableSourceScan(table=[{table}], fields=[{fields}])"
+
+
+def _filter(prefilter: PreFilter) -> str:
+    tests = [_check(t) for t in prefilter.tests]
+    return tests[0] if len(tests) == 1 else f"and({', '.join(tests)})"
+
+
+def _check(test: Check) -> str:
+    if test.op in NULL_TESTS:
+        return f"{test.op}({test.column})"
+    values = test.constants()
+    if test.op in MEMBERSHIP:
+        values = sorted(values, key=repr)
+    constants = ", ".join(repr(v) if isinstance(v, str) else str(v) for v in values)
+    return f"{test.op}({test.column}, {constants})"
+
+
+def _render(node: L.LNode, first: str, rest: str, lines: list[Line]) -> None:
     mode = "NONE" if isinstance(node, L.Sink) else mode_text(node.mode)
     text = describe(node)
     text = (
@@ -51,10 +119,14 @@ def _render(node: L.LNode, first: str, rest: str, lines: list[str]) -> None:
         # source's normalizer
         key = ", ".join(node.fields[c].name for c in node.primary_key)
         lines.append(
-            f"{first}ChangelogNormalize(key=[{key}], beforeImage=[state], changelogMode=[{mode}])"
+            (
+                first,
+                None,
+                f"ChangelogNormalize(key=[{key}], beforeImage=[state], changelogMode=[{mode}])",
+            )
         )
         first, rest = rest + "+- ", rest + "   "
-    lines.append(first + text)
+    lines.append((first, node, text))
     for i, child in enumerate(node.inputs):
         last = i == len(node.inputs) - 1
         _render(child, rest + ("+- " if last else ":- "), rest + ("   " if last else ":  "), lines)

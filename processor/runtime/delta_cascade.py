@@ -171,8 +171,8 @@ class _Join:
 
 class DeltaCascadeOperator(Operator):
     """See the module docstring. ``fused``: a Calc above the cascade, its only consumer,
-    that only selects columns (``Graph._fusions``): the top join emits its rows with just
-    those columns (a top Calc's rows are projected after it)."""
+    that only selects columns (the plan's ``fused_calc``): the top join emits its rows with
+    just those columns (a top Calc's rows are projected after it)."""
 
     def __init__(self, node: DeltaJoinCascade, backend, ctx, fused: Calc | None = None) -> None:
         self.eventual = node.eventual
@@ -223,9 +223,7 @@ class DeltaCascadeOperator(Operator):
             ups = {id(node): side for node, side in self.paths[q][1]}
             for depth, (node, side) in enumerate(self.paths[p][1]):
                 if id(node) in ups and ups[id(node)] != side:  # where the two leaves meet
-                    q_depth = next(
-                        i for i, (n, _) in enumerate(self.paths[q][1]) if n is node
-                    )
+                    q_depth = next(i for i, (n, _) in enumerate(self.paths[q][1]) if n is node)
                     right_bare = self.bare[p] if side == 1 else self.bare[q]
                     right_direct = (depth if side == 1 else q_depth) == 0
                     lead = 1 if right_bare and right_direct else 0

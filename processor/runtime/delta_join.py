@@ -218,7 +218,7 @@ class DeltaJoinOperator(Operator):
     ones to forget.
 
     ``fused``: a Calc above the join, its only consumer, that only selects columns
-    (``Graph._fusions``): the join emits its rows with just those columns."""
+    (the plan's ``fused_calc``): the join emits its rows with just those columns."""
 
     def __init__(self, node: DeltaJoin, backend, ctx, fused: Calc | None = None) -> None:
         self.readers = (

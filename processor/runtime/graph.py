@@ -36,7 +36,7 @@ from deltaflow.processor.runtime.correlate import CorrelateOperator
 from deltaflow.processor.runtime.delta_agg import DeltaAggOperator
 from deltaflow.processor.runtime.delta_cascade import DeltaCascadeOperator
 from deltaflow.processor.runtime.delta_join import DeltaJoinOperator
-from deltaflow.processor.runtime.group_agg import GroupAggOperator, fusable_projection
+from deltaflow.processor.runtime.group_agg import GroupAggOperator
 from deltaflow.processor.runtime.interval_join import IntervalJoinOperator
 from deltaflow.processor.runtime.join import JoinOperator
 from deltaflow.processor.runtime.keyed import (
@@ -87,14 +87,13 @@ _BUILDERS = {
 }
 
 
-# Operators built with a fused column-selecting Calc (Graph._fusions)
+# Operators built with a fused column-selecting Calc (the plan's ``fused_calc``)
 _FUSING = {
     p.GroupAggregate: GroupAggOperator,
     p.Join: JoinOperator,
     p.DeltaJoin: DeltaJoinOperator,
     p.DeltaJoinCascade: DeltaCascadeOperator,
 }
-_FOLDS_CALC_ABOVE = (p.Join, p.DeltaJoin, p.DeltaJoinCascade)
 
 # Operators whose keyed state expires with table.exec.state.ttl, as in Flink (window
 # operators clean up by watermark; delta operators' mirrors are source tables).
@@ -153,18 +152,9 @@ class Graph:
             for port, child in enumerate(n.inputs):
                 self.consumers[child.node_id].append((n.node_id, port))
         self.sink_ids = [s.node_id for s in plan.sinks]
-        fused = self._fusions(nodes)
         self.ops = {}
         for n in nodes:
-            if n.node_id in fused.values():
-                self.ops[n.node_id] = PassThrough()  # its consumer reads its input columns
-            elif n.node_id in fused:
-                calc = self.nodes[fused[n.node_id]]
-                node_backend = self._backend_of(n, backend)
-                make = _FUSING[type(n)]
-                self.ops[n.node_id] = make(n, node_backend, self.ctx, fused=calc)  # type: ignore[arg-type]
-            else:
-                self.ops[n.node_id] = build_operator(n, self._backend_of(n, backend), self.ctx)
+            self.ops[n.node_id] = self._operator(n, backend)
         self.watermarks = dict.fromkeys(self.order, MIN_WATERMARK)
         self.source_watermarks: dict[int, int] = {}
         self.source_marks: dict[int, SourceMarks] = {}
@@ -177,29 +167,15 @@ class Graph:
                     idle_ms = idle_timeout_ms(n.options, plan.settings, n.table)
                     self.source_marks[n.node_id] = SourceMarks(idle_ms)
 
-    def _fusions(self, nodes: list[p.Node]) -> dict[int, int]:
-        """Operator node_id -> the Calc that only selects columns and passes its batches
-        through: for a GroupAggregate, the Calc below it that feeds it alone (no other
-        consumer, not a sink; the aggregate reads the Calc's input rows at the selected
-        positions); for a regular Join, a DeltaJoin or a DeltaJoinCascade, the Calc above it,
-        its only consumer (the join builds its rows with just those columns)."""
-        fused = {}
-        for n in nodes:
-            if type(n) is not p.GroupAggregate or type(n.inputs[0]) is not p.Calc:
-                continue
-            calc = n.inputs[0]
-            alone = len(self.consumers[calc.node_id]) == 1 and calc.node_id not in self.sink_ids
-            if alone and fusable_projection(calc) is not None:  # type: ignore[arg-type]
-                fused[n.node_id] = calc.node_id
-        for n in nodes:
-            above = self.consumers[n.node_id]
-            if type(n) not in _FOLDS_CALC_ABOVE or len(above) != 1:
-                continue
-            calc = self.nodes[above[0][0]]
-            taken = calc.node_id in fused.values()  # already read by an aggregate
-            if type(calc) is p.Calc and not taken and fusable_projection(calc) is not None:  # type: ignore[arg-type]
-                fused[n.node_id] = calc.node_id
-        return fused
+    def _operator(self, n: p.Node, backend) -> Operator:  # noqa: ANN001
+        """The operator of a node, with the fusions the plan records (physical rules)."""
+        if isinstance(n, p.Calc) and n.fused_into is not None:
+            return PassThrough()  # its fused operator reads its input columns
+        fused = getattr(n, "fused_calc", None)
+        if fused is None:
+            return build_operator(n, self._backend_of(n, backend), self.ctx)
+        make = _FUSING[type(n)]
+        return make(n, self._backend_of(n, backend), self.ctx, fused=self.nodes[fused])  # type: ignore[arg-type]
 
     def _backend_of(self, node: p.Node, backend):  # noqa: ANN001, ANN202
         return self.ttl if self.ttl is not None and type(node) in _TTL_NODES else backend

@@ -36,8 +36,7 @@ from deltaflow.formats.changelog import (
     UPDATE_BEFORE,
     Batch,
 )
-from deltaflow.processor.exprs.nodes import InputRef
-from deltaflow.processor.plan import AggCall, Calc, GroupAggregate
+from deltaflow.processor.plan import AggCall, Calc, GroupAggregate, column_selection
 from deltaflow.processor.runtime.agg_functions import WIDE
 from deltaflow.processor.runtime.aggs import Aggregates
 from deltaflow.processor.runtime.base import Operator, StateKeys
@@ -45,12 +44,7 @@ from deltaflow.processor.runtime.base import Operator, StateKeys
 _EMIT = {"_adds": ADDS, "_I": INSERT, "_UB": UPDATE_BEFORE, "_UA": UPDATE_AFTER, "_D": DELETE}
 
 
-def fusable_projection(calc: Calc) -> list[int] | None:
-    """The input column of each output column of a Calc that only selects columns
-    (no condition, every expression a column reference); otherwise None."""
-    if calc.condition is not None or not all(isinstance(e, InputRef) for e in calc.projection):
-        return None
-    return [e.index for e in calc.projection]  # type: ignore[attr-defined]
+fusable_projection = column_selection  # a fused Calc's columns (physical_rules.fuse_calcs)
 
 
 def _remap(call: AggCall, columns: list[int]) -> AggCall:

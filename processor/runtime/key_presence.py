@@ -31,8 +31,8 @@ from operator import itemgetter
 
 from deltaflow.connectors.layout import decode_with_origins
 from deltaflow.formats.changelog import Batch, RawBatch, RowKind
-from deltaflow.formats.errors import DeltaflowError, FormatError
-from deltaflow.processor.settings import UNKNOWN_KEY_DELETE_MODES
+from deltaflow.formats.errors import FormatError
+from deltaflow.processor.settings import UNKNOWN_KEY_DELETE_MODES, unknown_key_delete_mode
 from deltaflow.state.key_presence import KeySet
 
 OPTION = "deltaflow.unknown-key-delete"
@@ -41,14 +41,7 @@ RETRACTIONS = frozenset({RowKind.UPDATE_BEFORE, RowKind.DELETE})
 REPORT_EVERY_S = 10.0
 
 
-def presence_mode(settings: dict[str, str]) -> str:
-    value = (settings.get(OPTION) or "ignore").strip().lower()
-    if value not in MODES:
-        raise DeltaflowError(
-            f"option '{OPTION}': {value!r} is not one of {', '.join(MODES)}; "
-            "'policy' applies each source table's bad-input policy"
-        )
-    return value
+presence_mode = unknown_key_delete_mode
 
 
 def _keys(rows: list[tuple], key_at: list[int]) -> list[tuple]:

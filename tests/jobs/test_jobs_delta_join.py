@@ -9,9 +9,9 @@ import pytest
 from test_jobs import check, feed
 
 from deltaflow.processor.job import Job, JobOptions
+from deltaflow.processor.job_tables import scans_of
 from deltaflow.processor.plan import DeltaJoin, Node
 from deltaflow.processor.planner.api import plan_job
-from deltaflow.processor.runtime.demand import demanded_columns
 
 FORCE = "SET 'table.optimizer.delta-join.strategy' = 'FORCE';\n"
 
@@ -27,6 +27,6 @@ def test_delta_join_with_demanded_columns_matches_flink(name, broker, new_topic,
     plan = plan_job(FORCE + jc.kafka_sql(case, broker, topics)).plan
     assert DeltaJoin in _types(plan.sinks[0])
     # orders' product, qty and ts are read by nothing: left out of the rows and mirrors
-    assert any(d is not None and "ts" not in d for d in demanded_columns(plan).values())
+    assert any(s.project is not None and "ts" not in s.project for s in scans_of(plan))
     Job(plan, JobOptions(state_dir=tmp_path / "state", bootstrap=broker)).run()
     check(case, broker, topics["sink"], plan.sinks[0])

@@ -36,7 +36,7 @@ def test_explain_shows_each_join_of_the_cascade_with_its_lookups():
     text = plan_job(job()).explain()
     assert (
         "+- DeltaJoin(joinType=[InnerJoin], where=[=(w, w0)], leftIndex=[b.w], rightIndex=[w], "
-        "select=[id, k, v, rid, k0, w, cid, w0, z], changelogMode=[I,UB,UA,D])\n"
+        "select=[id, k, v, rid, k0, w, cid, w0, z], fusedCalc=[output], changelogMode=[I,UB,UA,D])\n"
         "      :- DeltaJoin(joinType=[InnerJoin], where=[=(k, k0)], leftIndex=[k], "
         "rightIndex=[k], select=[id, k, v, rid, k0, w], changelogMode=[I,UB,UA,D])\n"
         "      :  :- ChangelogNormalize(key=[id], beforeImage=[state], changelogMode=[I,UB,UA,D])\n"

@@ -47,7 +47,7 @@ def test_force_rewrites_w3_with_the_orders_index_derived_and_items_by_primary_ke
     assert (
         "+- DeltaJoin(joinType=[InnerJoin], where=[AND(=(merchant_id, merchant_id0), "
         "=(item_id, item_id0))], leftIndex=[merchant_id, item_id], rightIndex=[merchant_id, "
-        f"item_id], select=[{SELECT}], changelogMode=[I,UB,UA,D])"
+        f"item_id], select=[{SELECT}], fusedCalc=[output], changelogMode=[I,UB,UA,D])"
     ) in text
     node = find(w3(FORCE_JOIN), P.DeltaJoin)
     assert node.left.index == (1, 2) and node.left.primary_key == (0,)
@@ -121,7 +121,7 @@ def test_eventual_is_inner_only_and_emits_inserts_and_update_afters():
     inner = (
         EVENTUAL + TABLES + SINK + "INSERT INTO out_t SELECT a.id, b.w FROM a JOIN b ON a.k = b.k;"
     )
-    assert "eventual=[true], changelogMode=[I,UA])" in explain(inner)
+    assert "eventual=[true], fusedCalc=[output], changelogMode=[I,UA])" in explain(inner)
     with pytest.raises(PlanError, match="EVENTUAL delta joins are INNER joins, this one is LEFT"):
         plan_job(inner.replace(" JOIN b", " LEFT JOIN b"))
 

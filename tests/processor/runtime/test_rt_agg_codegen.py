@@ -12,6 +12,7 @@ from deltaflow.formats.errors import DeltaflowError
 from deltaflow.formats.types import parse_type
 from deltaflow.processor.exprs.nodes import Call, InputRef, Literal
 from deltaflow.processor.plan import AggCall, Calc, GroupAggregate, JobPlan, Sink
+from deltaflow.processor.planner.physical_rules import apply_physical_rules
 from deltaflow.processor.runtime.base import RuntimeContext
 from deltaflow.processor.runtime.graph import Graph
 from deltaflow.processor.runtime.group_agg import GroupAggOperator
@@ -19,6 +20,11 @@ from deltaflow.processor.runtime.simple import PassThrough
 
 ORDERS = types("BIGINT", "INT", "DECIMAL(10, 2)", "STRING")  # id, merchant, amount, status
 OUT = types("INT", "BIGINT", "DECIMAL(38, 2)")
+
+
+def planned(sinks: tuple) -> JobPlan:
+    """A hand-built plan through the planner's physical rules, which decide the fusions."""
+    return JobPlan(sinks=apply_physical_rules(sinks, {}))
 
 
 def agg_node(child, keys, calls, node_id=3, mode=NO_UB):
@@ -79,9 +85,7 @@ PER_RECORD = [
 def test_a_column_selecting_calc_is_folded_into_the_aggregate(backend, mini_batch):
     calc = select_merchant_amount()
     agg = agg_node(calc, (0,), count_and_sum(calc, 1))
-    graph = Graph(
-        JobPlan(sinks=(print_sink(4, agg),)), backend, RuntimeContext(mini_batch=mini_batch)
-    )
+    graph = Graph(planned((print_sink(4, agg),)), backend, RuntimeContext(mini_batch=mini_batch))
     assert isinstance(graph.ops[2], PassThrough)
     out = show(graph.push(1, parse_changelog(CHANGES, ORDERS))[4], OUT)
     # mini-batch: one result per key of the batch; merchant 8 came and went within it
@@ -93,7 +97,7 @@ def test_a_filtering_calc_stays_its_own_operator(backend):
     paid = Call(b, "=", (InputRef(ORDERS[3], 3), Literal(ORDERS[3], "PAID")))
     calc = select_merchant_amount(condition=paid)
     agg = agg_node(calc, (0,), count_and_sum(calc, 1))
-    graph = Graph(JobPlan(sinks=(print_sink(4, agg),)), backend)
+    graph = Graph(planned((print_sink(4, agg),)), backend)
     assert not isinstance(graph.ops[2], PassThrough)
     out = show(graph.push(1, parse_changelog(CHANGES, ORDERS))[4], OUT)
     assert out == ["+I[7, 1, 12.00]"]
@@ -102,7 +106,7 @@ def test_a_filtering_calc_stays_its_own_operator(backend):
 def test_a_calc_read_by_two_nodes_is_not_folded(backend):
     calc = select_merchant_amount()
     agg = agg_node(calc, (0,), count_and_sum(calc, 1))
-    plan = JobPlan(sinks=(print_sink(4, agg), print_sink(5, calc)))
+    plan = planned((print_sink(4, agg), print_sink(5, calc)))
     graph = Graph(plan, backend)
     assert not isinstance(graph.ops[2], PassThrough)
     out = graph.push(1, parse_changelog(CHANGES, ORDERS))
@@ -208,9 +212,7 @@ def test_two_key_columns_in_another_order_than_the_input(backend, mini_batch):
     )
     calls = (AggCall("MAX", (2,), parse_type("DECIMAL(10, 2)"), "m"),)
     agg = agg_node(calc, (0, 1), calls, mode=ALL)
-    graph = Graph(
-        JobPlan(sinks=(print_sink(4, agg),)), backend, RuntimeContext(mini_batch=mini_batch)
-    )
+    graph = Graph(planned((print_sink(4, agg),)), backend, RuntimeContext(mini_batch=mini_batch))
     assert isinstance(graph.ops[2], PassThrough)
     out = show(
         graph.push(1, parse_changelog(CHANGES, ORDERS))[4], types("STRING", "INT", "DECIMAL(10, 2)")

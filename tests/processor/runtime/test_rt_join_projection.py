@@ -11,6 +11,7 @@ from deltaflow.formats.changelog import Batch
 from deltaflow.formats.types import parse_type
 from deltaflow.processor.exprs.nodes import Call, InputRef, Literal
 from deltaflow.processor.plan import Calc, JobPlan, Join
+from deltaflow.processor.planner.physical_rules import apply_physical_rules
 from deltaflow.processor.runtime.graph import Graph
 from deltaflow.processor.runtime.simple import PassThrough
 
@@ -19,6 +20,11 @@ L = types("INT", "INT", "INT")
 R = types("INT", "STRING")
 OUT = L + R
 PICKED = types("STRING", "INT", "INT")  # name, id, qty
+
+
+def planned(sinks: tuple) -> JobPlan:
+    """A hand-built plan through the planner's physical rules, which decide the fusions."""
+    return JobPlan(sinks=apply_physical_rules(sinks, {}))
 
 
 def join(join_type: str) -> Join:
@@ -101,7 +107,7 @@ LEFT = [
 @pytest.mark.parametrize(("join_type", "expected"), [("INNER", INNER), ("LEFT", LEFT)])
 def test_a_column_selecting_calc_is_folded_into_the_join(backend, join_type, expected):
     calc = pick(join(join_type))
-    graph = Graph(JobPlan(sinks=(print_sink(5, calc),)), backend)
+    graph = Graph(planned((print_sink(5, calc),)), backend)
     assert isinstance(graph.ops[4], PassThrough)
     assert run(graph) == expected
 
@@ -110,7 +116,7 @@ def test_a_filtering_calc_above_a_join_stays_its_own_operator(backend):
     b = parse_type("BOOLEAN")
     positive = Call(b, ">", (InputRef(OUT[2], 2), Literal(OUT[2], 2)))
     calc = pick(join("INNER"), condition=positive)
-    graph = Graph(JobPlan(sinks=(print_sink(5, calc),)), backend)
+    graph = Graph(planned((print_sink(5, calc),)), backend)
     assert not isinstance(graph.ops[4], PassThrough)
     assert run(graph) == [r for r in INNER if not r.endswith(", 2]")]
 
@@ -118,6 +124,6 @@ def test_a_filtering_calc_above_a_join_stays_its_own_operator(backend):
 def test_a_join_read_by_two_nodes_is_not_folded(backend):
     node = join("INNER")
     calc = pick(node)
-    graph = Graph(JobPlan(sinks=(print_sink(5, calc), print_sink(6, node))), backend)
+    graph = Graph(planned((print_sink(5, calc), print_sink(6, node))), backend)
     assert not isinstance(graph.ops[4], PassThrough)
     assert run(graph) == INNER

@@ -91,7 +91,8 @@ CREATE TABLE o (v BIGINT, n BIGINT, PRIMARY KEY (v) NOT ENFORCED)
 INSERT INTO o SELECT v, COUNT(*) AS n FROM u GROUP BY v;"""
     text = plan_job(sql).explain()
     assert (
-        "GroupAggregate(groupBy=[v], select=[v, COUNT_RETRACT(*) AS n], changelogMode=[I,UA,D])"
+        "GroupAggregate(groupBy=[v], select=[v, COUNT_RETRACT(*) AS n], fusedCalc=[input], "
+        "changelogMode=[I,UA,D])"
         in text
     )
     assert "ChangelogNormalize(key=[id], changelogMode=[I,UB,UA,D])" in text

@@ -17,10 +17,19 @@ from deltaflow.formats.debezium_json import DebeziumJsonDecoder
 from deltaflow.formats.prefilter import Check, PreFilter
 from deltaflow.formats.spec import FormatSpec
 from deltaflow.processor.exprs.compile import compile_calc
+from deltaflow.processor.job_tables import scans_of
 from deltaflow.processor.plan import Calc, TableSourceScan
 from deltaflow.processor.planner.api import plan_job
-from deltaflow.processor.runtime.demand import demanded_columns
-from deltaflow.processor.runtime.prefilter import prefilters
+
+
+def prefilters(planned) -> dict:
+    """Scan node_id -> the pre-filter the physical rules recorded on it."""
+    return {s.node_id: s.prefilter for s in scans_of(planned) if s.prefilter is not None}
+
+
+def demanded(scan: TableSourceScan) -> frozenset | None:
+    return None if scan.project is None else frozenset(scan.project)
+
 
 ORDERS = """
 CREATE TABLE orders (
@@ -151,7 +160,7 @@ def calc_and_scan(where: str) -> tuple[Calc, TableSourceScan, PreFilter | None, 
     calc = next(n for n in _nodes(p) if isinstance(n, Calc))
     scan = calc.inputs[0]
     assert isinstance(scan, TableSourceScan)
-    return calc, scan, prefilters(p).get(scan.node_id), demanded_columns(p)[scan.node_id]
+    return calc, scan, prefilters(p).get(scan.node_id), demanded(scan)
 
 
 def image(i: int, m: int | None, s: str | None, note: str | None, amount: object) -> dict:

@@ -1,5 +1,6 @@
 """Filter pushdown into the decoder: which WHERE conjuncts a source's format may test on
-each change image before it builds the row (``deltaflow.formats.prefilter``).
+each change image before it builds the row (``deltaflow.formats.prefilter``), a physical
+rule (``physical_rules``): the result is the scan's ``prefilter`` field.
 
 A scan gets a pre-filter only when dropping an image early cannot change anything the
 job does or reports:
@@ -40,8 +41,8 @@ from deltaflow.formats.types import (
     DataType,
 )
 from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, Literal
-from deltaflow.processor.plan import Calc, JobPlan, Node, TableSourceScan
-from deltaflow.processor.runtime.key_presence import presence_mode
+from deltaflow.processor.plan import Calc, Node, TableSourceScan
+from deltaflow.processor.settings import unknown_key_delete_mode
 
 _FLIP = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _SAFE_OPS = frozenset(
@@ -57,14 +58,14 @@ _FAMILIES = (STRING_ROOTS, INTEGER_ROOTS, frozenset({DECIMAL}), frozenset({BOOLE
              frozenset({TIMESTAMP_LTZ}))  # fmt: skip
 
 
-def prefilters(plan: JobPlan) -> dict[int, PreFilter]:
+def prefilters(roots: tuple[Node, ...], settings: dict[str, str]) -> dict[int, PreFilter]:
     """Scan node_id -> its pre-filter, for the scans that may have one."""
-    if presence_mode(plan.settings) != "ignore":
+    if unknown_key_delete_mode(settings) != "ignore":
         return {}
     consumers: dict[int, dict[int, Node]] = {}
     scans: dict[int, TableSourceScan] = {}
     seen: set[int] = set()
-    stack: list[Node] = list(plan.sinks)
+    stack: list[Node] = list(roots)
     while stack:
         node = stack.pop()
         if node.node_id in seen:
@@ -75,7 +76,7 @@ def prefilters(plan: JobPlan) -> dict[int, PreFilter]:
         for child in node.inputs:
             consumers.setdefault(child.node_id, {})[node.node_id] = node
             stack.append(child)
-    sink_ids = {s.node_id for s in plan.sinks}
+    sink_ids = {s.node_id for s in roots}
     out = {}
     for scan_id, scan in scans.items():
         users = list(consumers.get(scan_id, {}).values())

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from deltaflow.processor.job_tables import scans_of
 from deltaflow.processor.planner.api import plan_job
-from deltaflow.processor.runtime.demand import demanded_columns
 
 ORDERS = """
 CREATE TABLE orders (
@@ -25,7 +25,8 @@ WITH ('connector' = 'upsert-kafka', 'topic' = 'o', 'properties.bootstrap.servers
 
 def demanded(insert: str, extra: str = "") -> list:
     plan = plan_job(ORDERS.format(extra=extra) + insert).plan
-    return sorted(demanded_columns(plan).values(), key=lambda d: sorted(d or ()))
+    found = [None if s.project is None else frozenset(s.project) for s in scans_of(plan)]
+    return sorted(found, key=lambda d: sorted(d or ()))
 
 
 def test_filter_projection_demands_its_columns_and_the_key() -> None:

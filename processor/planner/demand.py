@@ -1,4 +1,5 @@
-"""Demanded columns: which columns of each source scan the job reads (projection pushdown).
+"""Demanded columns: which columns of each source scan the job reads (projection pushdown),
+a physical rule (``physical_rules``): the result is the scan's ``project`` field.
 
 What a node needs of its input, by the kind of node:
 
@@ -25,19 +26,22 @@ from deltaflow.processor.plan import (
     Calc,
     DeltaJoin,
     DropUpdateBefore,
-    JobPlan,
     Join,
     Node,
+    Sink,
     TableSourceScan,
 )
 
 
 class _Demand:
-    def __init__(self, plan: JobPlan) -> None:
+    def __init__(self, roots: tuple[Node, ...]) -> None:
         self.consumers: dict[int, dict[int, Node]] = {}
         self.nodes: dict[int, Node] = {}
-        self.memo: dict[int, set[int] | None] = {}
-        stack: list[Node] = list(plan.sinks)
+        # a root other than a sink (EXPLAIN of a query) is read whole
+        self.memo: dict[int, set[int] | None] = {
+            r.node_id: None for r in roots if not isinstance(r, Sink)
+        }
+        stack: list[Node] = list(roots)
         while stack:
             node = stack.pop()
             if node.node_id in self.nodes:
@@ -111,10 +115,11 @@ class _Demand:
         return {i - width for i in out if i >= width} | set(join.right_keys)
 
 
-def demanded_columns(plan: JobPlan) -> dict[int, frozenset[str] | None]:
-    """Scan node_id -> names of the physical columns its consumers read (None: all)."""
-    demand = _Demand(plan)
-    out: dict[int, frozenset[str] | None] = {}
+def demanded_columns(roots: tuple[Node, ...]) -> dict[int, tuple[str, ...] | None]:
+    """Scan node_id -> names of the physical columns its consumers read, in the table's
+    order (None: all)."""
+    demand = _Demand(roots)
+    out: dict[int, tuple[str, ...] | None] = {}
     for node in demand.nodes.values():
         if not isinstance(node, TableSourceScan):
             continue
@@ -128,6 +133,7 @@ def demanded_columns(plan: JobPlan) -> dict[int, frozenset[str] | None]:
                 used.add(node.watermark.rowtime)
         names = {node.fields[i].name for i in used if i < len(node.fields)}
         names |= set(node.primary_key)
-        physical = {f.name for f in node.physical}
-        out[node.node_id] = None if physical <= names else frozenset(names & physical)
+        physical = [f.name for f in node.physical]
+        read = tuple(name for name in physical if name in names)
+        out[node.node_id] = None if len(read) == len(physical) else read
     return out
