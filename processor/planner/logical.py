@@ -12,6 +12,7 @@ Columns are by index; ``fields`` is the output schema.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 from deltaflow.processor.exprs.nodes import Call, Expr, InputRef
@@ -44,6 +45,18 @@ class LNode:
 
     def upsert_keys(self) -> tuple[Key, ...]:
         return ()
+
+
+def with_inputs(node: LNode, inputs: list[LNode]) -> LNode:
+    """``node`` itself when ``inputs`` are its inputs, else a copy of it with them: a rule
+    rewriting a subtree copies the nodes above the change and leaves the others as they are
+    (a table's scan and computed-column Calc are shared by every INSERT reading it)."""
+    same = len(inputs) == len(node.inputs)
+    if same and all(a is b for a, b in zip(inputs, node.inputs, strict=True)):
+        return node
+    clone = copy.copy(node)
+    clone.inputs = inputs
+    return clone
 
 
 @dataclass(eq=False)

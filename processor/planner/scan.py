@@ -15,6 +15,7 @@ from deltaflow.processor.plan import Field
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
 from deltaflow.processor.planner.catalog import Table
+from deltaflow.processor.planner.rules.insert_changelog_normalize import before_image_from_state
 from deltaflow.processor.planner.rules.merge_calcs import substitute
 
 _HINT = re.compile(r"'([^']*)'\s*=\s*'([^']*)'")
@@ -38,7 +39,11 @@ def _build(table: Table, functions: dict[str, str]) -> tuple[L.LNode, list[Scope
     pk = tuple(i for i, c in enumerate(stored) if c.name in table.primary_key)
     fields = [Field(c.name, c.type) for c in stored]  # type: ignore[arg-type]
     scan = L.Scan(
-        [], fields, table=table, primary_key=pk if len(pk) == len(table.primary_key) else ()
+        [],
+        fields,
+        table=table,
+        primary_key=pk if len(pk) == len(table.primary_key) else (),
+        normalize=before_image_from_state(table),  # before-images from state
     )
     cols = [
         ScopeColumn(None, c.name, c.type, "ROWTIME" if c.name == rowtime else None) for c in stored

@@ -9,7 +9,8 @@ A Kafka (or filesystem) table read with debezium-json or debezium-avro-confluent
 a PRIMARY KEY takes its before-images from state by default (``'<format>.before-image' =
 'state'``, ``Scan.normalize``): the source keeps the last row per key and derives every -U
 and -D from it (``processor/runtime/normalize.py``), so the result is exact whatever the
-database's REPLICA IDENTITY; EXPLAIN shows it as ``ChangelogNormalize(key=[..],
+database's REPLICA IDENTITY; decided when the scan is bound (``scan.py``: every INSERT
+shares the scan, so no rule changes it); EXPLAIN shows it as ``ChangelogNormalize(key=[..],
 beforeImage=[state])`` above the scan. ``'message'`` takes them from the messages, as Flink
 does. With ``cdc-events-duplicate`` the plan keeps Flink's ChangelogNormalize as well (the
 source's normalization already drops repeated events; the second one changes nothing).
@@ -26,10 +27,9 @@ STATE_FORMATS = ("debezium-json", "debezium-avro-confluent")
 
 
 def insert_changelog_normalize(node: L.LNode, settings: dict[str, str]) -> L.LNode:
-    node.inputs = [insert_changelog_normalize(c, settings) for c in node.inputs]
+    node = L.with_inputs(node, [insert_changelog_normalize(c, settings) for c in node.inputs])
     if not isinstance(node, L.Scan):
         return node
-    node.normalize = before_image_from_state(node.table)
     if not node.primary_key:
         return node
     duplicates = settings.get("table.exec.source.cdc-events-duplicate", "false").lower() == "true"

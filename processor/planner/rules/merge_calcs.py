@@ -10,7 +10,7 @@ from deltaflow.processor.planner import logical as L
 
 
 def merge_calcs(node: L.LNode, settings: dict[str, str]) -> L.LNode:
-    node.inputs = [merge_calcs(c, settings) for c in node.inputs]
+    node = L.with_inputs(node, [merge_calcs(c, settings) for c in node.inputs])
     if (
         not (isinstance(node, L.Calc) and isinstance(node.inputs[0], L.Calc))
         if node.inputs

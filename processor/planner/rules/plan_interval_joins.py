@@ -9,7 +9,7 @@ from deltaflow.processor.planner.interval_join import interval_join
 
 
 def plan_interval_joins(node: L.LNode, settings: dict[str, str]) -> L.LNode:
-    node.inputs = [plan_interval_joins(c, settings) for c in node.inputs]
+    node = L.with_inputs(node, [plan_interval_joins(c, settings) for c in node.inputs])
     if type(node) is L.Join and node.rowtimes:
         return interval_join(node) or node
     return node

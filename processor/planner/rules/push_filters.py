@@ -36,7 +36,7 @@ def _push(node: L.LNode, preds: list[Expr]) -> L.LNode:
         return _push_calc(node, preds)
     if type(node) is L.Join:
         return _push_join(node, preds)
-    node.inputs = [_push(c, []) for c in node.inputs]
+    node = L.with_inputs(node, [_push(c, []) for c in node.inputs])
     return _filter(node, preds)
 
 
@@ -75,6 +75,7 @@ def _push_calc(calc: L.Calc, preds: list[Expr]) -> L.LNode:
 
 
 def _push_join(join: L.Join, preds: list[Expr]) -> L.LNode:
+    join = copy.copy(join)  # rewritten below (type, condition, keys, inputs): its own copy
     width = len(join.inputs[0].fields)
     where = [x for c in preds for x in factor_or(c)]
     join.join_type = _simplify_outer(join.join_type, where, width)

@@ -43,7 +43,7 @@ def rewrite_delta_agg(node: L.LNode, settings: dict[str, str]) -> L.LNode:
     strategy = strategy_of(settings, STRATEGY)
     if strategy == "NONE":
         return node
-    node.inputs = [rewrite_delta_agg(c, settings) for c in node.inputs]
+    node = L.with_inputs(node, [rewrite_delta_agg(c, settings) for c in node.inputs])
     if type(node) is not L.Aggregate:
         return node
     read = _eligible(node, strategy)

@@ -59,7 +59,7 @@ def rewrite_delta_join(node: L.LNode, settings: dict[str, str]) -> L.LNode:
     strategy = strategy_of(settings, STRATEGY)
     if strategy == "NONE":
         return node
-    node.inputs = [rewrite_delta_join(c, settings) for c in node.inputs]
+    node = L.with_inputs(node, [rewrite_delta_join(c, settings) for c in node.inputs])
     if type(node) is not L.Join:
         return node
     reads = _eligible(node, strategy, settings)
