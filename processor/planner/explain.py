@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from deltaflow.formats.prefilter import MEMBERSHIP, NULL_TESTS, Check, PreFilter
 from deltaflow.processor import plan as P
 from deltaflow.processor.exprs.nested import field_name
 from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, Literal, UdfCall
@@ -18,6 +17,7 @@ from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.changelog_ptf import ChangelogFunction, describe_changelog_function
 from deltaflow.processor.planner.correlate import Correlate, describe_correlate
 from deltaflow.processor.planner.delta_nodes import DeltaAggregate, DeltaJoin, UnrewrittenJoin
+from deltaflow.processor.planner.explain_physical import with_physical
 from deltaflow.processor.planner.group_windows import GroupWindowAggregate, describe_group_window
 from deltaflow.processor.planner.interval_join import IntervalJoin, describe_interval_join
 from deltaflow.processor.planner.over_agg import OverAggregate, describe_over
@@ -60,50 +60,9 @@ def finish_lines(lines: list[Line], recorded: Recorded | None = None) -> str:
     for first, node, text in lines:
         physical = recorded(node) if recorded is not None and node is not None else None
         if physical is not None:
-            text = _with_physical(node, physical, text)  # type: ignore[arg-type]
+            text = with_physical(node, physical, text)  # type: ignore[arg-type]
         out.append(first + text)
     return "\n".join(out)
-
-
-def _with_physical(node: L.LNode, physical: P.Node, text: str) -> str:
-    scan = isinstance(node, L.Scan) and isinstance(physical, P.TableSourceScan)
-    fused = getattr(physical, "fused_calc", None) is not None
-    if not (scan or fused) or ", changelogMode=" not in text:
-        return text
-    head, mode = text.rsplit(", changelogMode=", 1)
-    if scan:
-        head = _pushed_scan(node, physical)[:-1]  # type: ignore[arg-type]
-    if fused:
-        side = "input" if isinstance(physical, P.GroupAggregate) else "output"
-        head += f", fusedCalc=[{side}]"
-    return f"{head}, changelogMode={mode}"
-
-
-def _pushed_scan(node: L.Scan, scan: P.TableSourceScan) -> str:
-    pushed, fields = "", _out(node)
-    if scan.prefilter:
-        pushed += f", filter=[{_filter(scan.prefilter)}]"
-    if scan.project is not None:
-        meta = [key for _, key, _ in scan.metadata]
-        pushed += f", project=[{', '.join(scan.project)}], metadata=[{', '.join(meta)}]"
-        fields = ", ".join([*scan.project, *(column for column, _, _ in scan.metadata)])
-    table = f"[default_catalog, default_database, {node.table.name}{pushed}]"
-    return f"TableSourceScan(table=[{table}], fields=[{fields}])"
-
-
-def _filter(prefilter: PreFilter) -> str:
-    tests = [_check(t) for t in prefilter.tests]
-    return tests[0] if len(tests) == 1 else f"and({', '.join(tests)})"
-
-
-def _check(test: Check) -> str:
-    if test.op in NULL_TESTS:
-        return f"{test.op}({test.column})"
-    values = test.constants()
-    if test.op in MEMBERSHIP:
-        values = sorted(values, key=repr)
-    constants = ", ".join(repr(v) if isinstance(v, str) else str(v) for v in values)
-    return f"{test.op}({test.column}, {constants})"
 
 
 def _render(node: L.LNode, first: str, rest: str, lines: list[Line]) -> None:
