@@ -1,8 +1,8 @@
 """A pre-filter: conjuncts of a job's WHERE that a decoder may test on a change image
 before it builds the image's row.
 
-The runtime builds one for a source scan whose only consumer is a filtering Calc
-(``deltaflow.processor.runtime.prefilter``); a decoder that supports it drops each
+The planner records one on a source scan whose only consumer is a filtering Calc
+(``deltaflow.processor.planner.prefilter``); a decoder that supports it drops each
 row image failing a test, so the row is never built nor its DECIMAL/TIMESTAMP columns
 converted. The Calc still runs on what is left, so a decoder may test fewer images,
 or none, without changing the result: a pre-filter only has to be *sound* (drop no
