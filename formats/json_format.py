@@ -33,6 +33,7 @@ from deltaflow.formats.codec_support import (
 )
 from deltaflow.formats.codec_support import compile_row_reader as compile_rows
 from deltaflow.formats.errors import DeltaflowError, FormatError, excerpt
+from deltaflow.formats.generated import define
 from deltaflow.formats.json_text import compile_text_writer, text_writable
 from deltaflow.formats.prefilter import PreFilter
 from deltaflow.formats.prefilter import fits as check_fits
@@ -155,8 +156,7 @@ def _typed_batch(columns: list, convs: list, skipped: set[int], exact: bool,
     row = "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
     keep = None if prefilter is None else _keep(prefilter, columns, parts, env)
     source = _BATCH.format(row=row, keep="True" if keep is None else keep)
-    exec(source, env)  # noqa: S102 - generated from column positions only
-    return env["run"]
+    return define(source, "run", env, "json reader")
 
 
 def _keep(prefilter: PreFilter, columns: list, parts: list[str], env: dict) -> str | None:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from deltaflow.formats.errors import DeltaflowError
+from deltaflow.formats.generated import define
 from deltaflow.processor.exprs import gen_functions, gen_nested, gen_operators  # noqa: F401 - registers generators
 from deltaflow.processor.exprs.codegen import Gen, describe
 from deltaflow.processor.exprs.errors import EvalError
@@ -35,11 +36,7 @@ _GUARD = """    except _EvalError:
 
 def _build(source: str, name: str, g: Gen, what: str) -> Callable:  # type: ignore[type-arg]
     g.ns["_what"] = what
-    code = compile(source, f"<deltaflow {name}>", "exec")
-    exec(code, g.ns)  # noqa: S102 - generated from typed plan nodes, not user text
-    fn = g.ns[name]
-    fn.__deltaflow_source__ = source  # type: ignore[attr-defined]
-    return fn  # type: ignore[no-any-return]
+    return define(source, name, g.ns)  # type: ignore[no-any-return]
 
 
 def _gen(ctx: EvalContext | None) -> Gen:
@@ -108,9 +105,7 @@ def compile_key(indexes: tuple[int, ...]) -> Callable[[tuple], tuple]:  # type: 
     """``f(row) -> tuple`` of the given columns, always a tuple (also for 0 or 1 columns)."""
     items = "".join(f"r[{i}], " for i in indexes)
     source = f"def _key(r):\n    return ({items})\n"
-    ns: dict[str, object] = {}
-    exec(compile(source, "<deltaflow key>", "exec"), ns)  # noqa: S102
-    return ns["_key"]  # type: ignore[return-value]
+    return define(source, "_key")  # type: ignore[no-any-return]
 
 
 __all__ = [

@@ -22,6 +22,7 @@ from collections.abc import Hashable
 
 from deltaflow.formats.changelog import Batch
 from deltaflow.formats.errors import PlanError
+from deltaflow.formats.generated import for_node
 from deltaflow.processor import plan as p
 from deltaflow.processor.exprs.compile import compile_scalar
 from deltaflow.processor.runtime.base import (
@@ -156,15 +157,8 @@ class Graph:
         fused = self._fusions(nodes)
         self.ops = {}
         for n in nodes:
-            if n.node_id in fused.values():
-                self.ops[n.node_id] = PassThrough()  # its consumer reads its input columns
-            elif n.node_id in fused:
-                calc = self.nodes[fused[n.node_id]]
-                node_backend = self._backend_of(n, backend)
-                make = _FUSING[type(n)]
-                self.ops[n.node_id] = make(n, node_backend, self.ctx, fused=calc)  # type: ignore[arg-type]
-            else:
-                self.ops[n.node_id] = build_operator(n, self._backend_of(n, backend), self.ctx)
+            with for_node(n):  # generated code is named after its node
+                self.ops[n.node_id] = self._operator(n, fused, backend)
         self.watermarks = dict.fromkeys(self.order, MIN_WATERMARK)
         self.source_watermarks: dict[int, int] = {}
         self.source_marks: dict[int, SourceMarks] = {}
@@ -173,9 +167,19 @@ class Graph:
             if isinstance(n, p.TableSourceScan):
                 self.source_watermarks[n.node_id] = MIN_WATERMARK
                 if n.watermark is not None:
-                    self.watermark_fns[n.node_id] = self._compile(n.watermark.expr)
+                    with for_node(n):
+                        self.watermark_fns[n.node_id] = self._compile(n.watermark.expr)
                     idle_ms = idle_timeout_ms(n.options, plan.settings, n.table)
                     self.source_marks[n.node_id] = SourceMarks(idle_ms)
+
+    def _operator(self, n: p.Node, fused: dict[int, int], backend) -> Operator:  # noqa: ANN001
+        if n.node_id in fused.values():
+            return PassThrough()  # its consumer reads its input columns
+        if n.node_id in fused:
+            calc = self.nodes[fused[n.node_id]]
+            make = _FUSING[type(n)]
+            return make(n, self._backend_of(n, backend), self.ctx, fused=calc)  # type: ignore[arg-type,no-any-return]
+        return build_operator(n, self._backend_of(n, backend), self.ctx)
 
     def _fusions(self, nodes: list[p.Node]) -> dict[int, int]:
         """Operator node_id -> the Calc that only selects columns and passes its batches
