@@ -82,13 +82,7 @@ def define(source: str, name: str, scope: dict[str, Any] | None = None, part: st
     found = _COLLECTED.get()
     if found is not None:
         found.append(defined)
-    fn = namespace[name]
-    if callable(fn):
-        try:
-            fn.__deltaflow_source__ = source
-        except AttributeError:  # a builtin bound method, say
-            pass
-    return fn
+    return namespace[name]
 
 
 def _register(base: str, source: str) -> str:

@@ -62,7 +62,7 @@ def _byte_slot(j: int, dtype: DataType, value: str) -> str:
         return value
     if dtype.root == BOOLEAN:
         return f"BB[{value}]"
-    if dtype.root == DECIMAL:
+    if dtype.root == DECIMAL:  # its s digits, as every DECIMAL value has (formats/types.py)
         return f"b'null' if (x{j} := {value}) is None else str(x{j}).encode()"
     return f"b'null' if (x{j} := {value}) is None else J(x{j})"
 

@@ -26,10 +26,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from deltaflow.formats.generated import define
-from deltaflow.formats.types import DECIMAL, INTEGER_ROOTS, DataType
+from deltaflow.formats.types import DECIMAL, INT_BITS, INTEGER_ROOTS, DataType
 from deltaflow.processor.plan import AggCall
 from deltaflow.processor.runtime.agg_functions import (
-    INT_BITS,
     WIDE,
     Avg,
     Count,
