@@ -138,6 +138,12 @@ def create_sink(spec: TableSpec, *, bootstrap: str | None = None, out=None) -> S
     return _module(spec, "sink").open_sink(spec, bootstrap, out)
 
 
+def build_sink_encoders(spec: TableSpec) -> None:
+    """Builds the sink's encoders without opening it (no producer, no file): what
+    ``deltaflow explain --code`` lists of a sink."""
+    _module(spec, "sink").sink_encoders(spec)
+
+
 def source_changelog_mode(spec: TableSpec) -> frozenset[RowKind]:
     """The kinds a source of this table produces, without opening it."""
     return _module(spec, "source").source_mode(spec)

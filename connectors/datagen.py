@@ -19,7 +19,6 @@ from deltaflow.formats.changelog import Batch, RowKind
 BLOCK = 1024
 KNOWN = ("rows-per-second", "number-of-rows", "scan.parallelism", "seed")
 FIELD_KEYS = ("kind", "min", "max", "max-past", "length", "var-len", "start", "end", "null-rate")
-_INT_RANGE = {T.TINYINT: 2**7, T.SMALLINT: 2**15, T.INT: 2**31, T.BIGINT: 2**63}
 _EPOCH = dt.datetime(1970, 1, 1)
 
 
@@ -145,7 +144,8 @@ def _sequence(opts: TableOptions, pre: str, dtype: T.DataType) -> _Field:
     elif root in T.APPROX_ROOTS:
         convert = float
     elif root == T.DECIMAL:
-        convert = lambda n: Decimal(n).quantize(Decimal(1).scaleb(-(dtype.scale or 0)))  # noqa: E731
+        quantum = T.decimal_quantum(T.decimal_params(dtype)[1])
+        convert = lambda n: Decimal(n).quantize(quantum)  # noqa: E731
     elif root in T.STRING_ROOTS:
         convert = str
     else:
@@ -156,14 +156,14 @@ def _sequence(opts: TableOptions, pre: str, dtype: T.DataType) -> _Field:
 def _random(opts: TableOptions, pre: str, dtype: T.DataType):  # noqa: C901 - a table over types
     root = dtype.root
     if root in T.INTEGER_ROOTS:
-        half = _INT_RANGE[root]
-        lo, hi = opts.integer(pre + "min", -half), opts.integer(pre + "max", half - 1)
+        low, high = T.INT_RANGES[root]
+        lo, hi = opts.integer(pre + "min", low), opts.integer(pre + "max", high)
         return lambda rng, i: rng.randint(lo, hi)
     if root in T.APPROX_ROOTS or root == T.DECIMAL:
         lo_f, hi_f = opts.number(pre + "min", -1e9), opts.number(pre + "max", 1e9)
         if root != T.DECIMAL:
             return lambda rng, i: rng.uniform(lo_f, hi_f)
-        quantum = Decimal(1).scaleb(-(dtype.scale or 0))
+        quantum = T.decimal_quantum(T.decimal_params(dtype)[1])
         return lambda rng, i: Decimal(repr(rng.uniform(lo_f, hi_f))).quantize(quantum)
     if root == T.BOOLEAN:
         return lambda rng, i: rng.random() < 0.5

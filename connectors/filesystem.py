@@ -152,6 +152,12 @@ def open_sink(spec: TableSpec, bootstrap: str | None = None, out=None):
     return FileSink(opts, encoder)
 
 
+def sink_encoders(spec: TableSpec) -> None:
+    """The sink's encoder built, not used (``connectors.base.build_sink_encoders``)."""
+    layout = build_layout(spec, _options(spec))
+    make_encoder(spec.name, layout.value_format, layout.value_spec)
+
+
 class FileSink:
     """Appends one line per encoded record to ``<path>/part-<uuid>-0-0``."""
 

@@ -79,6 +79,11 @@ def open_sink(spec: TableSpec, bootstrap: str | None, out=None) -> KafkaSink:
     return KafkaSink(opts, writer, sink_encoder(spec, opts), sink_mode(spec))
 
 
+def sink_encoders(spec: TableSpec) -> None:
+    """The sink's encoders built, not used (``connectors.base.build_sink_encoders``)."""
+    sink_encoder(spec, table_options(spec))
+
+
 def _projector(indexes: list[int], width: int):
     if indexes == list(range(width)):
         return None

@@ -15,6 +15,7 @@ from deltaflow.connectors.base import TableSpec
 from deltaflow.connectors.options import TableOptions
 from deltaflow.formats.changelog import Batch, RawBatch, RowKind
 from deltaflow.formats.errors import ConnectorError, DeltaflowError
+from deltaflow.formats.generated import define
 from deltaflow.formats.spec import FormatSpec
 
 RECORD_METADATA = ("topic", "partition", "offset", "timestamp", "headers")
@@ -222,7 +223,8 @@ def _compile(layout: Layout, spec: TableSpec, opts: TableOptions, value_idx, key
     layout.uses_key = any(e.startswith("k[") for e in exprs)
     if exprs == identity and not key_wins:
         return
-    layout.assemble = eval(f"lambda v, k, raw, o, headers: ({', '.join(exprs)},)", {"_ts": _ts})  # noqa: S307
+    source = f"def assemble(v, k, raw, o, headers):\n    return ({', '.join(exprs)},)\n"
+    layout.assemble = define(source, "assemble", {"_ts": _ts}, "record layout")
 
 
 def decode_with_origins(decoder, raw: RawBatch) -> tuple[Batch, list[int]]:

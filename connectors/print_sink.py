@@ -35,6 +35,11 @@ def open_sink(spec: TableSpec, bootstrap: str | None = None, out=None):
     return PrintSink(out, types, f"{identifier}> " if identifier else "")
 
 
+def sink_encoders(spec: TableSpec) -> None:
+    """Print and blackhole sinks compile no code (``connectors.base.build_sink_encoders``)."""
+    _options(spec)
+
+
 class PrintSink:
     """Writes ``+I[1, Alice]`` lines, prefixed ``id> `` with a print-identifier."""
 

@@ -111,6 +111,11 @@ def open_sink(spec: TableSpec, bootstrap: str | None, out=None) -> KafkaSink:
     return BufferedUpsertSink(sink, layout.key_columns, rows, interval) if rows > 0 else sink
 
 
+def sink_encoders(spec: TableSpec) -> None:
+    """The sink's encoders built, not used (``connectors.base.build_sink_encoders``)."""
+    _sink_encoder(spec, *_options(spec))
+
+
 class BufferedUpsertSink:
     """Keeps only the last change per key until ``max_rows`` keys or ``interval_ms`` have
     gone by, or a flush (Flink's sink.buffer-flush.*): fewer records, the same table."""

@@ -44,6 +44,9 @@ from deltaflow.formats.types import (
     TIMESTAMP_LTZ,
     TINYINT,
     DataType,
+    decimal_limit,
+    decimal_params,
+    decimal_quantum,
 )
 
 RECORD_NAME = "org.apache.flink.avro.generated.record"
@@ -246,9 +249,8 @@ def _expect_int(dtype: DataType) -> Conv:
 
 
 def _decimal_reader(dtype: DataType) -> Conv:
-    precision, scale = dtype.precision or 10, dtype.scale or 0
-    quantum = Decimal(1).scaleb(-scale)
-    limit = Decimal(10) ** (precision - scale)
+    precision, scale = decimal_params(dtype)
+    quantum, limit = decimal_quantum(scale), decimal_limit(precision, scale)
 
     def read(v: object) -> Decimal:
         if isinstance(v, bytes):  # an undecorated decimal: two's complement unscaled value

@@ -15,6 +15,7 @@ import msgspec
 
 from deltaflow.formats.changelog import RawBatch, RowKind
 from deltaflow.formats.errors import DeltaflowError, FormatError
+from deltaflow.formats.generated import define
 from deltaflow.formats.spec import ON_ERROR_CHOICES, FormatSpec
 
 
@@ -138,8 +139,7 @@ def compile_row_reader(
         lines.append(f"    if v{i} is not None and {test}:")
         lines.append(f"        v{i} = C{i}(v{i})")
     lines.append("    return (" + "".join(f"v{i}, " for i in range(len(names))) + ")")
-    exec("\n".join(lines), env)  # noqa: S102 - generated from column positions only
-    return env["row"]  # type: ignore[return-value]
+    return define("\n".join(lines) + "\n", "row", env, "row reader")  # type: ignore[no-any-return]
 
 
 def compile_row_writer(
@@ -155,8 +155,8 @@ def compile_row_writer(
         else:
             env[f"C{i}"] = conv
             parts.append(f"N{i}: None if (x{i} := r[{i}]) is None else C{i}(x{i})")
-    exec("def obj(r):\n    return {" + ", ".join(parts) + "}", env)  # noqa: S102
-    return env["obj"]  # type: ignore[return-value]
+    source = "def obj(r):\n    return {" + ", ".join(parts) + "}\n"
+    return define(source, "obj", env, "row writer")  # type: ignore[no-any-return]
 
 
 def compile_batch_writer(
@@ -194,8 +194,7 @@ def compile_batch_writer(
             parts.append(f"None if (x{j} := r[{at}]) is None else C{j}(x{j})")
     made = "F(S(" + ", ".join(parts) + "))"
     body = _batch_body(made, positions, tombstones, memo)
-    exec(f"def run(kinds, rows):\n{body}", env)  # noqa: S102 - positions only
-    return env["run"]  # type: ignore[return-value]
+    return define(f"def run(kinds, rows):\n{body}", "run", env, "batch writer")  # type: ignore[no-any-return]
 
 
 def _batch_body(made: str, positions: Sequence[int], tombstones: bool, memo: bool) -> str:

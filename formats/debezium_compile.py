@@ -19,6 +19,7 @@ from typing import Any
 
 from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from deltaflow.formats.debezium_values import CONVERSION_ERRORS, Converter
+from deltaflow.formats.generated import define
 
 # The fast path's fallback for message ``i``: read it on the checked path.
 Slow = Callable[[int, Any], None]
@@ -143,7 +144,7 @@ class RowCode:
 
     def compile_reader(self) -> Converter:
         """``read(struct) -> tuple``."""
-        return self._exec(f"def read(o):\n    return {self.row('o')}\n", {})["read"]
+        return self._exec(f"def read(o):\n    return {self.row('o')}\n", {}, "read")
 
     def compile_batch(
         self,
@@ -194,10 +195,8 @@ class RowCode:
         )
         if keep is not None:
             names.update(keep.scope)
-        return self._exec(source, names)["run"]
+        return self._exec(source, names, "run")
 
-    def _exec(self, source: str, names: dict[str, Any]) -> dict[str, Any]:
-        scope = {**self.scope, **names}
-        code = compile(source, "<debezium-json reader>", "exec")
-        exec(code, scope)  # noqa: S102 - generated from column indexes only
-        return scope
+    def _exec(self, source: str, names: dict[str, Any], name: str) -> Any:
+        part = f"debezium-json {name}"
+        return define(source, name, {**self.scope, **names}, part)

@@ -35,7 +35,7 @@ from typing import Any
 
 import msgspec
 
-from deltaflow.formats.types import DataType
+from deltaflow.formats.types import DataType, decimal_limit, decimal_params, decimal_quantum
 
 OPTION = "decimal-encoding"
 STRING, BASE64, DOUBLE = "string", "base64", "double"
@@ -95,9 +95,9 @@ def decimal_rounding(dtype: DataType) -> tuple[Decimal, Context]:
     whenever it returns a nonzero finite number; for any other outcome the column's
     converter decides (NULL, an error, or an unsigned zero).
     """
-    precision = dtype.precision if dtype.precision is not None else 10
+    precision, scale = decimal_params(dtype)
     exact = Context(prec=precision, rounding=ROUND_HALF_UP, traps=[InvalidOperation])
-    return Decimal(1).scaleb(-(dtype.scale or 0)), exact
+    return decimal_quantum(scale), exact
 
 
 def _from_string(v: Any, scale: int) -> Decimal:
@@ -156,10 +156,9 @@ _READERS: dict[str, Callable[[Any, int], Decimal]] = {
 
 def decimal_converter(dtype: DataType, encoding: str = DEFAULT) -> Callable[[Any], Any]:
     """The converter of one non-null JSON value of a DECIMAL column in ``encoding``."""
-    precision = dtype.precision if dtype.precision is not None else 10
-    scale = dtype.scale or 0
+    precision, scale = decimal_params(dtype)
     quantum, exact = decimal_rounding(dtype)
-    limit = Decimal(10) ** (precision - scale)
+    limit = decimal_limit(precision, scale)
     context = Context(prec=precision + 2, rounding=ROUND_HALF_UP)
     number = _READERS[encoding]
 

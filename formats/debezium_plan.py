@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Any
 
 import msgspec
 
@@ -20,24 +20,22 @@ from deltaflow.formats.debezium_decimals import decimal_rounding
 from deltaflow.formats.debezium_types import Logical, column_converter
 from deltaflow.formats.debezium_values import (
     CONVERSION_ERRORS,
-    INT_BITS,
     Converter,
     converter,
     show,
 )
 from deltaflow.formats.errors import DeltaflowError
+from deltaflow.formats.json_convert import msgspec_type
 from deltaflow.formats.prefilter import PreFilter, fits
 from deltaflow.formats.types import (
     ARRAY,
-    BOOLEAN,
     DECIMAL,
-    DOUBLE,
     MAP,
     MULTISET,
     ROW,
-    STRING_ROOTS,
     TIMESTAMP,
     DataType,
+    has_decimal,
     string,
 )
 
@@ -73,26 +71,10 @@ class Bad(Exception):
 def _fast_type(dtype: DataType, decimals: str) -> Any:
     """The msgspec type that checks and converts a value of ``dtype`` itself, or None
     (msgspec's Decimal reads numbers and numeric text: the ``string`` encoding)."""
-    root = dtype.root
-    if root in STRING_ROOTS:
-        return str | None
-    if root == BOOLEAN:
-        return bool | None
-    if root == DOUBLE:
-        return float | None
-    if root == DECIMAL:  # still rounded to the scale by the column converter
+    if dtype.root == DECIMAL:  # still rounded to the scale by the column converter
         return Decimal | None if decimals == DEFAULT_DECIMALS else None
-    if root in INT_BITS:
-        bits = INT_BITS[root]
-        return Annotated[int, msgspec.Meta(ge=-(1 << (bits - 1)), le=(1 << (bits - 1)) - 1)] | None
-    return None
-
-
-def _has_decimal(dtype: DataType) -> bool:
-    if dtype.root == DECIMAL:
-        return True
-    inner = [dtype.element, dtype.value, *(t for _, t in dtype.fields)]
-    return any(t is not None and _has_decimal(t) for t in inner)
+    typed = msgspec_type(dtype)
+    return None if typed is None else typed | None
 
 
 class Plan:
@@ -151,7 +133,7 @@ class Plan:
         fast, slow = _envelopes(row, meta_keys)
         # as Flink's JSON reader (USE_BIG_DECIMAL_FOR_FLOATS when the row has a DECIMAL):
         # untyped floats are exact on both paths, so both read them alike
-        hook = Decimal if any(_has_decimal(t) for _, t in columns) else None
+        hook = Decimal if any(has_decimal(t) for _, t in columns) else None
         self.fast = msgspec.json.Decoder(fast, float_hook=hook)
         self.slow = msgspec.json.Decoder(slow, float_hook=hook)
         code = RowCode(len(columns), posts, self.skipped, decimals, raw)

@@ -62,7 +62,6 @@ from deltaflow.formats.nanos import plain, truncate, with_nanos
 from deltaflow.formats.printing import float32, java_double
 from deltaflow.formats.types import (
     ARRAY,
-    BIGINT,
     BINARY_ROOTS,
     BOOLEAN,
     CHAR,
@@ -71,15 +70,14 @@ from deltaflow.formats.types import (
     DOUBLE,
     FLOAT,
     INT,
+    INT_RANGES,
     MAP,
     MULTISET,
     NULL,
     ROW,
-    SMALLINT,
     TIME,
     TIMESTAMP,
     TIMESTAMP_LTZ,
-    TINYINT,
     VARCHAR,
     DataType,
 )
@@ -90,7 +88,6 @@ Converter = Callable[[Any], Any]
 # JSON nested deeper than msgspec reads).
 CONVERSION_ERRORS = (ValueError, TypeError, ArithmeticError, RecursionError, msgspec.MsgspecError)
 
-INT_BITS = {TINYINT: 8, SMALLINT: 16, INT: 32, BIGINT: 64}
 EPOCH = dt.datetime(1970, 1, 1)
 EPOCH_DATE = dt.date(1970, 1, 1)
 _INT_TEXT = re.compile(r"[+-]?\d+")
@@ -110,7 +107,7 @@ def converter(dtype: DataType, decimals: str = DEFAULT_DECIMALS) -> Converter:
     """The function turning one non-null JSON value into the Python value of ``dtype``;
     ``decimals`` is how DECIMAL values are encoded (``debezium_decimals``)."""
     root = dtype.root
-    if root in INT_BITS:
+    if root in INT_RANGES:
         return _integer(dtype)
     if root in BINARY_ROOTS:
         return _to_bytes
@@ -141,8 +138,7 @@ def _wrong(value: object, what: str) -> ValueError:
 
 
 def _integer(dtype: DataType) -> Converter:
-    bits = INT_BITS[dtype.root]
-    low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    low, high = INT_RANGES[dtype.root]
     name = dtype.root
 
     def convert(v: Any) -> int:

@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from math import isfinite
+from typing import Annotated, Any
 
 import msgspec
 
@@ -36,27 +37,24 @@ from deltaflow.formats.types import (
     DOUBLE,
     FLOAT,
     INT,
+    INT_RANGES,
     MAP,
     MULTISET,
     NULL,
     ROW,
-    SMALLINT,
     STRING_ROOTS,
     TIME,
     TIMESTAMP,
     TIMESTAMP_LTZ,
-    TINYINT,
     DataType,
+    decimal_limit,
+    decimal_params,
+    decimal_quantum,
+    plain_type,
 )
 
 Conv = Callable[[object], object]
 
-INT_RANGES = {
-    TINYINT: (-(2**7), 2**7 - 1),
-    SMALLINT: (-(2**15), 2**15 - 1),
-    INT: (-(2**31), 2**31 - 1),
-    BIGINT: (-(2**63), 2**63 - 1),
-}
 _TS = re.compile(r"(\d{4})-(\d\d)-(\d\d)([ T])(\d\d):(\d\d)(?::(\d\d)(?:\.(\d{1,9}))?)?(Z?)\Z")
 _TIME = re.compile(r"(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?\Z")
 _DATE = re.compile(r"\d{4}-\d\d-\d\d\Z")
@@ -65,24 +63,14 @@ _TEXT_OF = msgspec.json.Encoder(decimal_format="number")
 _WIDE = Context(prec=100)  # DECIMAL(38, s) values need more than the default 28 digits
 
 
-def has_decimal(dtype: DataType) -> bool:
-    """True if a DECIMAL is anywhere inside ``dtype`` (then JSON floats parse exactly)."""
-    if dtype.root == DECIMAL:
-        return True
-    inner = [dtype.element, dtype.value, *(t for _, t in dtype.fields)]
-    return any(t is not None and has_decimal(t) for t in inner)
-
-
-def fast_type(dtype: DataType) -> type | None:
-    """The decoded-JSON Python type that is already the right value for ``dtype``."""
-    root = dtype.root
-    if root in STRING_ROOTS:
-        return str
-    if root == BOOLEAN:
-        return bool
-    if root == DOUBLE:
-        return float
-    return None  # FLOAT: rounded to 32 bits by its converter
+def msgspec_type(dtype: DataType) -> Any:
+    """The type msgspec decodes a JSON value of ``dtype`` with when the decoded value is
+    already the column's value (``types.PLAIN_TYPES``, integers checked against the
+    type's range), or None (the value goes through its converter)."""
+    if dtype.root in INT_RANGES:
+        low, high = INT_RANGES[dtype.root]
+        return Annotated[int, msgspec.Meta(ge=low, le=high)]
+    return plain_type(dtype)
 
 
 # ---------------------------------------------------------------------------
@@ -99,7 +87,7 @@ def decoder_for(dtype: DataType, iso: bool, fail_on_missing: bool) -> Conv:
     if root in BINARY_ROOTS:
         return _base64
     if root == DECIMAL:
-        return decimal_reader(dtype.precision or 10, dtype.scale or 0)
+        return decimal_reader(*decimal_params(dtype))
     if root == TIMESTAMP or root == TIMESTAMP_LTZ:
         return _timestamp_reader(dtype, iso)
     if root in (ARRAY, MAP, MULTISET, ROW):
@@ -211,7 +199,7 @@ def _base64(v: object) -> bytes:
 def decimal_bounds(precision: int, scale: int) -> tuple[Decimal, Decimal, Context]:
     """The quantum of DECIMAL(p, s), the bound its values stay below in magnitude, and
     the context to quantize in (HALF_UP rounding, then ``abs(value) < bound``)."""
-    return Decimal(1).scaleb(-scale), Decimal(10) ** (precision - scale), _WIDE
+    return decimal_quantum(scale), decimal_limit(precision, scale), _WIDE
 
 
 def decimal_reader(precision: int, scale: int) -> Conv:

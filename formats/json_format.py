@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Annotated, Any
+from typing import Any
 
 import msgspec
 
@@ -33,11 +33,20 @@ from deltaflow.formats.codec_support import (
 )
 from deltaflow.formats.codec_support import compile_row_reader as compile_rows
 from deltaflow.formats.errors import DeltaflowError, FormatError, excerpt
+from deltaflow.formats.generated import define
 from deltaflow.formats.json_text import compile_text_writer, text_writable
 from deltaflow.formats.prefilter import PreFilter
 from deltaflow.formats.prefilter import fits as check_fits
 from deltaflow.formats.spec import FormatSpec
-from deltaflow.formats.types import DECIMAL, INTEGER_ROOTS, STRING_ROOTS, DataType
+from deltaflow.formats.types import (
+    DECIMAL,
+    INT_RANGES,
+    INTEGER_ROOTS,
+    STRING_ROOTS,
+    decimal_params,
+    has_decimal,
+    plain_type,
+)
 
 OPTIONS = (
     "fail-on-missing-field",
@@ -88,14 +97,6 @@ def _undemanded(value: object) -> None:
     return None
 
 
-def _fast_type(dtype: DataType) -> object:
-    """The msgspec type whose decoded value is already the column's value, or None."""
-    if dtype.root in jc.INT_RANGES:
-        low, high = jc.INT_RANGES[dtype.root]
-        return Annotated[int, msgspec.Meta(ge=low, le=high)]
-    return jc.fast_type(dtype)
-
-
 # The batch loop: a record failing ``keep`` (a pre-filter) is counted and its row never
 # built. Without a pre-filter ``keep`` is ``True``, which CPython folds away at compile time.
 _BATCH = """\
@@ -132,13 +133,11 @@ def _typed_batch(columns: list, convs: list, skipped: set[int], exact: bool,
         if i in skipped:
             parts.append("None")
             continue
-        typed = _fast_type(dtype)
+        typed = jc.msgspec_type(dtype)
         if dtype.root == DECIMAL:  # rounded inline; the converter decides anything else
             typed = Decimal
             env[f"C{i}"] = convs[i]
-            env[f"Q{i}"], env[f"L{i}"], env[f"W{i}"] = jc.decimal_bounds(
-                dtype.precision or 10, dtype.scale or 0
-            )
+            env[f"Q{i}"], env[f"L{i}"], env[f"W{i}"] = jc.decimal_bounds(*decimal_params(dtype))
             fits = f"(q{i} := x{i}.quantize(Q{i}, HALF_UP, W{i})).is_finite() and abs(q{i}) < L{i}"
             parts.append(f"None if (x{i} := o.c{i}) is None else q{i} if {fits} else C{i}(x{i})")
         elif typed is None:
@@ -155,8 +154,7 @@ def _typed_batch(columns: list, convs: list, skipped: set[int], exact: bool,
     row = "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
     keep = None if prefilter is None else _keep(prefilter, columns, parts, env)
     source = _BATCH.format(row=row, keep="True" if keep is None else keep)
-    exec(source, env)  # noqa: S102 - generated from column positions only
-    return env["run"]
+    return define(source, "run", env, "json reader")
 
 
 def _keep(prefilter: PreFilter, columns: list, parts: list[str], env: dict) -> str | None:
@@ -190,11 +188,11 @@ class JsonDecoder(RecordDecoder):
             )
         self.columns = list(spec.physical)
         self.filtered = 0  # records the pre-filter dropped (never built into rows)
-        exact = any(jc.has_decimal(t) for _, t in self.columns)
+        exact = any(has_decimal(t) for _, t in self.columns)
         self._parser = msgspec.json.Decoder(float_hook=Decimal if exact else None)
         iso = _iso(spec)
         self._convs = [jc.decoder_for(t, iso, self.fail_on_missing) for _, t in self.columns]
-        guards = [jc.INT_RANGES.get(t.root) or jc.fast_type(t) for _, t in self.columns]
+        guards = [INT_RANGES.get(t.root) or plain_type(t) for _, t in self.columns]
         convs = list(self._convs)
         for i, (name, _) in enumerate(self.columns):
             if spec.demanded is not None and name not in spec.demanded:

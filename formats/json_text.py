@@ -18,6 +18,7 @@ from operator import itemgetter
 import msgspec
 
 from deltaflow.formats.changelog import RowKind
+from deltaflow.formats.generated import define
 from deltaflow.formats.types import BOOLEAN, DECIMAL, INTEGER_ROOTS, STRING_ROOTS, DataType
 
 _NUMBER_ROOTS = INTEGER_ROOTS | {DECIMAL}
@@ -61,7 +62,7 @@ def _byte_slot(j: int, dtype: DataType, value: str) -> str:
         return value
     if dtype.root == BOOLEAN:
         return f"BB[{value}]"
-    if dtype.root == DECIMAL:
+    if dtype.root == DECIMAL:  # its s digits, as every DECIMAL value has (formats/types.py)
         return f"b'null' if (x{j} := {value}) is None else str(x{j}).encode()"
     return f"b'null' if (x{j} := {value}) is None else J(x{j})"
 
@@ -142,5 +143,4 @@ def compile_text_writer(
             safe, fast = f"None if k in DEAD else {safe}", f"None if k in DEAD else {fast}"
             live = "UB not in kinds and D not in kinds"
         source = _ROWS.format(safe=safe, fast=fast, made=made, live=live)
-    exec(source, env)  # noqa: S102 - positions and names only
-    return env["run"]  # type: ignore[return-value]
+    return define(source, "run", env, "json writer")  # type: ignore[no-any-return]

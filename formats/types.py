@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from decimal import Decimal
 
 from deltaflow.formats.errors import DeltaflowError
 
@@ -144,6 +145,71 @@ def timestamp(precision: int = 6, nullable: bool = True) -> DataType:
 
 def timestamp_ltz(precision: int = 6, nullable: bool = True) -> DataType:
     return DataType(TIMESTAMP_LTZ, nullable, precision=precision)
+
+
+# ---------------------------------------------------------------------------
+# Type facts: what decoders, writers, expressions and aggregates know of a type, stated
+# once here and read from here.
+
+# Integer types: two's complement widths (Java's byte, short, int, long), so the range
+# and the decimal digits of the largest value (the precision of the type as a DECIMAL).
+INT_BITS = {TINYINT: 8, SMALLINT: 16, INT: 32, BIGINT: 64}
+INT_RANGES = {root: (-(1 << (b - 1)), (1 << (b - 1)) - 1) for root, b in INT_BITS.items()}
+INT_DIGITS = {root: len(str(high)) for root, (_, high) in INT_RANGES.items()}
+
+# Types whose values are exactly the values of one Python type: a decoded value of that
+# type is the column's value as it is (a CHAR/VARCHAR length is not enforced on read;
+# FLOAT is rounded to 32 bits, integers are range-checked, DECIMAL rounded to its scale).
+PLAIN_TYPES: dict[str, type] = {CHAR: str, VARCHAR: str, BOOLEAN: bool, DOUBLE: float}
+
+# DECIMAL(p, s): DECIMAL alone is DECIMAL(10, 0); p is at most 38. Every value of the
+# type is a finite ``Decimal`` with exactly s digits after the point (its exponent is
+# -s) and fewer than p - s digits before it. Every decoder and expression keeps this
+# (``is_decimal_value``, tests/formats/test_type_facts.py), so that sums of one column
+# add values of one exponent exactly, as ``processor/runtime/aggs.py`` does inline, and
+# writers print a value's own digits (``json_text``: ``str(value)`` is Flink's text).
+DECIMAL_DEFAULT = (10, 0)
+DECIMAL_MAX_PRECISION = 38
+
+
+def plain_type(dtype: DataType) -> type | None:
+    """The Python type that is already a value of ``dtype`` (see ``PLAIN_TYPES``), or None."""
+    return PLAIN_TYPES.get(dtype.root)
+
+
+def decimal_params(dtype: DataType) -> tuple[int, int]:
+    """(precision, scale) of a DECIMAL type, its defaults filled in."""
+    default_p, default_s = DECIMAL_DEFAULT
+    p = dtype.precision if dtype.precision is not None else default_p
+    return p, dtype.scale if dtype.scale is not None else default_s
+
+
+def decimal_quantum(scale: int) -> Decimal:
+    """``Decimal('1E-scale')``: the exponent every value of a DECIMAL(p, scale) has."""
+    return Decimal(1).scaleb(-scale)
+
+
+def decimal_limit(precision: int, scale: int) -> Decimal:
+    """10 ** (p - s): every value of DECIMAL(p, s) is smaller than this in magnitude."""
+    return Decimal(10) ** (precision - scale)
+
+
+def is_decimal_value(value: Decimal, dtype: DataType) -> bool:
+    """True when ``value`` is a value of the DECIMAL type ``dtype`` as the table states."""
+    precision, scale = decimal_params(dtype)
+    return (
+        value.is_finite()
+        and value.as_tuple().exponent == -scale
+        and abs(value) < decimal_limit(precision, scale)
+    )
+
+
+def has_decimal(dtype: DataType) -> bool:
+    """True if a DECIMAL is anywhere inside ``dtype`` (then JSON floats parse exactly)."""
+    if dtype.root == DECIMAL:
+        return True
+    inner = [dtype.element, dtype.value, *(t for _, t in dtype.fields)]
+    return any(t is not None and has_decimal(t) for t in inner)
 
 
 # ---------------------------------------------------------------------------

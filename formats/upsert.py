@@ -30,6 +30,7 @@ from deltaflow.formats.changelog import (
 )
 from deltaflow.formats.codec_support import RecordDecoder
 from deltaflow.formats.errors import DeltaflowError, FormatError
+from deltaflow.formats.generated import define
 from deltaflow.formats.spec import Decoder, Encoder
 from deltaflow.formats.types import DataType
 
@@ -95,10 +96,8 @@ def upsert_layout(
 
 
 def _projector(indexes: tuple[int, ...]):
-    env: dict[str, object] = {}
     body = "".join(f"r[{i}], " for i in indexes)
-    exec(f"def project(r):\n    return ({body})", env)  # noqa: S102 - positions only
-    return env["project"]
+    return define(f"def project(r):\n    return ({body})\n", "project", None, "upsert project")
 
 
 def _merger(layout: UpsertLayout):
@@ -110,10 +109,8 @@ def _merger(layout: UpsertLayout):
     env: dict[str, object] = {}
     merge = "".join(f"{source.get(i, 'None')}, " for i in width)
     tomb = "".join(f"{deleted.get(i, 'None')}, " for i in width)
-    exec(  # noqa: S102 - positions only
-        f"def merge(k, v):\n    return ({merge})\ndef tomb(k):\n    return ({tomb})", env
-    )
-    return env["merge"], env["tomb"]
+    text = f"def merge(k, v):\n    return ({merge})\ndef tomb(k):\n    return ({tomb})\n"
+    return define(text, "merge", env, "upsert merge"), env["tomb"]
 
 
 class UpsertEncoder:

@@ -48,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
         "explain", help="print the optimized plan of every INSERT of a job file"
     )
     explain.add_argument("job", help="path of the .sql job file")
+    explain.add_argument(
+        "--code", action="store_true", help="also print the Python code generated for every node"
+    )
 
     broker = sub.add_parser(
         "broker", help="run the embedded Kafka-compatible broker (tansu) on loopback"

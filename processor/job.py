@@ -25,6 +25,7 @@ from deltaflow.connectors.transactions import (
     TransactionStuck,
     open_transactions,
 )
+from deltaflow.formats.generated import for_node
 from deltaflow.processor import crash, progress
 from deltaflow.processor.brokers import BrokerWatch, cluster_configs
 from deltaflow.processor.collector import quiet_collector
@@ -124,7 +125,8 @@ class Job:
     def _open_sinks(self) -> None:
         for sink in self.plan.sinks:
             spec = sink_spec(sink)
-            opened = create_sink(spec, bootstrap=self.options.bootstrap, out=self.options.out)
+            with for_node(sink):  # its encoders' generated code is named after it
+                opened = create_sink(spec, bootstrap=self.options.bootstrap, out=self.options.out)
             self.sinks[sink.node_id] = opened
             if hasattr(opened, "bind_patience"):  # Kafka sinks: their waits end on a stop
                 opened.bind_patience(self._patience_for)
@@ -172,7 +174,8 @@ class Job:
         unknown_keys = key_presence.presence_mode(self.plan.settings)
         for scan in self.scans:
             spec = source_spec(scan)
-            source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
+            with for_node(scan):  # its decoders' generated code is named after it
+                source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
             self.sources[scan.node_id] = source
             self._route_dead_letters(source)
             if scan.normalize:  # before-images from state: the normalizer checks keys too

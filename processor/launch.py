@@ -42,6 +42,11 @@ def explain_cli(args: argparse.Namespace) -> int:
         print(text)
     if planned.plan.sinks:
         print(planned.explain())
+    if getattr(args, "code", False) and planned.plan.sinks:
+        from deltaflow.processor.code_listing import code_text
+
+        print()
+        print(code_text(planned.plan), end="")
     return 0
 
 

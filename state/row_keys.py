@@ -16,6 +16,7 @@ from itertools import repeat
 from operator import add, is_, itemgetter
 
 from deltaflow.formats.changelog import ADDS
+from deltaflow.formats.generated import define
 from deltaflow.formats.types import INTEGER_ROOTS, DataType
 from deltaflow.state.keys import encode_key
 from deltaflow.state.typed_keys import key_encoder, value_encoder
@@ -123,9 +124,7 @@ def compile_moves(columns: list[int]) -> Callable[[dict, dict], tuple[list, list
             added.append((({new_key}), key))
     return gone, added
 """
-    env: dict[str, object] = {}
-    exec(source, env)  # noqa: S102 - column positions only
-    return env["moves"]  # type: ignore[return-value]
+    return define(source, "moves", None, "index moves")  # type: ignore[no-any-return]
 
 
 class _Raw:

@@ -16,6 +16,7 @@ from deltaflow.formats.printing import java_double, java_float
 from deltaflow.formats.types import (
     APPROX_ROOTS,
     ARRAY,
+    BIGINT,
     BINARY,
     BINARY_ROOTS,
     BOOLEAN,
@@ -23,6 +24,9 @@ from deltaflow.formats.types import (
     DATE,
     DECIMAL,
     FLOAT,
+    INT,
+    INT_BITS,
+    INT_RANGES,
     INTEGER_ROOTS,
     MAP,
     MAX_LENGTH,
@@ -36,7 +40,6 @@ from deltaflow.formats.types import (
 )
 from deltaflow.processor.exprs import lib_temporal as tl
 from deltaflow.processor.exprs.coercion import (
-    INT_BITS,
     INTERVAL_DAY_TIME,
     INTERVAL_ROOTS,
     INTERVAL_YEAR_MONTH,
@@ -47,7 +50,6 @@ from deltaflow.processor.exprs.lib_numeric import exponent, fit, wrap
 Fn = Callable[[object], object]
 _TRUE = frozenset({"true", "t", "yes", "y", "1"})
 _FALSE = frozenset({"false", "f", "no", "n", "0"})
-_JAVA_LIMITS = {8: 127, 16: 32767, 32: 2**31 - 1, 64: 2**63 - 1}
 
 
 def _fail(value: object, dst: DataType) -> EvalError:
@@ -88,7 +90,7 @@ def _to_integer(src: DataType, dst: DataType) -> Fn | None:
     if src.root == BOOLEAN:
         return int  # type: ignore[return-value]
     if src.root in APPROX_ROOTS:
-        limit = _JAVA_LIMITS[max(bits, 32)]
+        limit = INT_RANGES[BIGINT if bits > 32 else INT][1]  # Java saturates to int or long
 
         def from_float(v: float) -> int:  # Java: (int)/(long) saturate, NaN -> 0
             if math.isnan(v):

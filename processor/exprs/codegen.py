@@ -138,17 +138,19 @@ class Gen:
         return e.value
 
 
-def describe(e: Expr) -> str:
-    """A short SQL-like rendering for error messages: ``$0 + $1``, ``UPPER($2)``."""
+def describe(e: Expr, names: list[str] | None = None) -> str:
+    """A short SQL-like rendering for error messages: ``$0 + $1``, ``UPPER($2)``; with the
+    input's column ``names``, ``a + b``."""
     if isinstance(e, InputRef):
-        return f"${e.index}"
+        return names[e.index] if names and e.index < len(names) else f"${e.index}"
     if isinstance(e, Literal):
         return "NULL" if e.value is None else repr(e.value)
+    args = [describe(o, names) for o in getattr(e, "operands", ())]
     if isinstance(e, UdfCall):
-        return f"{e.name}({', '.join(describe(o) for o in e.operands)})"
+        return f"{e.name}({', '.join(args)})"
     assert isinstance(e, Call)
     if e.op in ("CAST", "TRY_CAST"):
-        return f"{e.op}({describe(e.operands[0])} AS {e.type.sql()})"
-    if len(e.operands) == 2 and not e.op.isalpha():
-        return f"({describe(e.operands[0])} {e.op} {describe(e.operands[1])})"
-    return f"{e.op}({', '.join(describe(o) for o in e.operands)})"
+        return f"{e.op}({args[0]} AS {e.type.sql()})"
+    if len(args) == 2 and not e.op.isalpha():
+        return f"({args[0]} {e.op} {args[1]})"
+    return f"{e.op}({', '.join(args)})"

@@ -11,7 +11,6 @@ from __future__ import annotations
 from deltaflow.formats.types import (
     APPROX_ROOTS,
     ARRAY,
-    BIGINT,
     BINARY_ROOTS,
     BOOLEAN,
     CHAR,
@@ -19,7 +18,8 @@ from deltaflow.formats.types import (
     DECIMAL,
     DOUBLE,
     FLOAT,
-    INT,
+    INT_BITS,
+    INT_DIGITS,
     INTEGER_ROOTS,
     MAP,
     MAX_LENGTH,
@@ -27,12 +27,10 @@ from deltaflow.formats.types import (
     NULL,
     NUMERIC_ROOTS,
     ROW,
-    SMALLINT,
     STRING_ROOTS,
     TIME,
     TIMESTAMP,
     TIMESTAMP_LTZ,
-    TINYINT,
     VARBINARY,
     VARCHAR,
     DataType,
@@ -49,9 +47,6 @@ SYMBOL = "SYMBOL"
 
 MAX_PRECISION = 38
 MIN_ADJUSTED_SCALE = 6
-INT_PRECISION = {TINYINT: 3, SMALLINT: 5, INT: 10, BIGINT: 19}
-INT_RANK = {TINYINT: 0, SMALLINT: 1, INT: 2, BIGINT: 3}
-INT_BITS = {TINYINT: 8, SMALLINT: 16, INT: 32, BIGINT: 64}
 TIMESTAMP_ROOTS = frozenset({TIMESTAMP, TIMESTAMP_LTZ})
 DATETIME_ROOTS = frozenset({DATE, TIME, TIMESTAMP, TIMESTAMP_LTZ})
 
@@ -60,7 +55,7 @@ def as_decimal(t: DataType) -> tuple[int, int]:
     """(precision, scale) of an exact numeric type seen as a DECIMAL."""
     if t.root == DECIMAL:
         return t.precision or 10, t.scale or 0
-    return INT_PRECISION[t.root], 0
+    return INT_DIGITS[t.root], 0
 
 
 def adjust(precision: int, scale: int) -> tuple[int, int]:
@@ -110,7 +105,7 @@ def arithmetic_type(op: str, a: DataType, b: DataType) -> DataType | None:
         return decimal(p, s, nullable)
     if op in ("%", "MOD"):
         return b.with_nullable(nullable)  # Calcite: MOD of integers has the divisor's type
-    wider = a if INT_RANK[a.root] >= INT_RANK[b.root] else b
+    wider = a if INT_BITS[a.root] >= INT_BITS[b.root] else b
     return DataType(wider.root, nullable)
 
 
@@ -141,7 +136,7 @@ def _merge(a: DataType, b: DataType) -> DataType | None:  # noqa: C901 - a table
             both_float = {a.root, b.root} <= {FLOAT} | INTEGER_ROOTS
             return DataType(FLOAT if both_float else DOUBLE)
         if DECIMAL not in (a.root, b.root):
-            return a if INT_RANK[a.root] >= INT_RANK[b.root] else b
+            return a if INT_BITS[a.root] >= INT_BITS[b.root] else b
         p1, s1 = as_decimal(a)
         p2, s2 = as_decimal(b)
         d = min(max(p1 - s1, p2 - s2), MAX_PRECISION)

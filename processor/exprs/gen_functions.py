@@ -6,12 +6,11 @@ import random
 import time
 import uuid
 
-from deltaflow.formats.types import DECIMAL, INTEGER_ROOTS, STRING_ROOTS, TIMESTAMP_LTZ
+from deltaflow.formats.types import DECIMAL, INT_BITS, INTEGER_ROOTS, STRING_ROOTS, TIMESTAMP_LTZ
 from deltaflow.processor.exprs import lib_numeric as ln
 from deltaflow.processor.exprs import lib_strings as ls
 from deltaflow.processor.exprs import lib_temporal as lt
 from deltaflow.processor.exprs.codegen import GENERATORS, Gen, generator
-from deltaflow.processor.exprs.coercion import INT_BITS
 from deltaflow.processor.exprs.errors import EvalError
 from deltaflow.processor.exprs.lib_numeric import wrap_text
 from deltaflow.processor.exprs.nodes import Call

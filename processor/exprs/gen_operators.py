@@ -5,11 +5,12 @@ from __future__ import annotations
 from deltaflow.formats.types import (
     BOOLEAN,
     DECIMAL,
+    INT_BITS,
     INTEGER_ROOTS,
     DataType,
 )
 from deltaflow.processor.exprs.codegen import Gen, generator
-from deltaflow.processor.exprs.coercion import INT_BITS, INTERVAL_DAY_TIME, INTERVAL_ROOTS
+from deltaflow.processor.exprs.coercion import INTERVAL_DAY_TIME, INTERVAL_ROOTS
 from deltaflow.processor.exprs.lib_numeric import exponent, wrap_text
 from deltaflow.processor.exprs.lib_strings import like_regex
 from deltaflow.processor.exprs.nodes import Call, Expr, Literal

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from decimal import ROUND_CEILING, ROUND_DOWN, ROUND_FLOOR, ROUND_HALF_UP, Context, Decimal
 
+from deltaflow.formats.types import decimal_quantum
 from deltaflow.processor.exprs.errors import EvalError
 
 CTX = Context(prec=120, rounding=ROUND_HALF_UP, Emax=999999, Emin=-999999)
@@ -64,7 +65,7 @@ def fmod(a: float, b: float) -> float:
 
 
 def exponent(scale: int) -> Decimal:
-    return Decimal(1).scaleb(-scale)
+    return decimal_quantum(scale)
 
 
 def fit(value: Decimal, exp: Decimal, int_digits: int) -> Decimal | None:

@@ -7,7 +7,7 @@ interprets a tree per row.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from deltaflow.formats.types import DataType
 
@@ -40,10 +40,13 @@ class Call(Expr):
     functions their Flink name: ``UPPER``, ``SUBSTRING``, ``COALESCE``, ``NOW`` ...
     ``CASE`` operands are ``when1, then1, when2, then2, ..., else``.
     ``CAST`` has one operand; the target is ``type``.
+    ``pos``: where the expression starts in the job's SQL (line, column; 0 when made by the
+    planner), named by a runtime error of the expression; not part of its identity.
     """
 
     op: str
     operands: tuple[Expr, ...]
+    pos: tuple[int, int] = field(default=(0, 0), compare=False, repr=False)  # SQL (line, col)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,7 @@ class UdfCall(Expr):
     target: str  # 'module.attr'
     operands: tuple[Expr, ...]
     deterministic: bool = True
+    pos: tuple[int, int] = field(default=(0, 0), compare=False, repr=False)  # SQL (line, col)
 
 
 def input_refs(expr: Expr) -> set[int]:

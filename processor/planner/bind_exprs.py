@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from sqlglot import exp
@@ -25,7 +25,7 @@ from deltaflow.formats.types import (
     parse_type,
 )
 from deltaflow.processor.exprs.functions import infer_call, literal, make_cast
-from deltaflow.processor.exprs.nodes import Expr, InputRef, Literal
+from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, Literal, UdfCall
 from deltaflow.processor.planner.bind_functions import BARE_FUNCTIONS, bind_function
 from deltaflow.processor.planner.bind_intervals import interval_literal
 from deltaflow.processor.planner.bind_nested import (
@@ -36,7 +36,7 @@ from deltaflow.processor.planner.bind_nested import (
     column_parts,
     resolve_path,
 )
-from deltaflow.processor.sql.errors import closest, position
+from deltaflow.processor.sql.errors import closest, position, start_position
 
 _BINARY = {
     exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%",
@@ -95,13 +95,16 @@ class Scope:
 def bind(node: exp.Expr, scope: Scope) -> Expr:
     """A typed expression; user mistakes raise SqlError with the node's position."""
     try:
-        return _bind(node, scope)
+        bound = _bind(node, scope)
     except SqlError as err:
         if err.line or not position(node)[0]:
             raise
         raise SqlError(err.message, *position(node), err.highlight) from None
     except DeltaflowError as err:
         raise SqlError(str(err), *position(node)) from None
+    if isinstance(bound, Call | UdfCall) and bound.pos == (0, 0):
+        bound = replace(bound, pos=start_position(node))  # named by its runtime errors
+    return bound
 
 
 def _bind(node: exp.Expr, scope: Scope) -> Expr:  # noqa: C901 - a dispatch over node classes

@@ -12,16 +12,23 @@ from collections.abc import Callable
 from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, Context, Decimal
 
 from deltaflow.formats.errors import PlanError
-from deltaflow.formats.types import APPROX_ROOTS, DECIMAL, INTEGER_ROOTS, DataType
+from deltaflow.formats.types import (
+    APPROX_ROOTS,
+    DECIMAL,
+    DECIMAL_MAX_PRECISION,
+    INT_BITS,
+    INTEGER_ROOTS,
+    DataType,
+    decimal_quantum,
+)
 from deltaflow.processor.plan import AggCall
 
-INT_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "BIGINT": 64}
 _WIDE = Context(prec=80, rounding=ROUND_HALF_UP)  # wide enough for any DECIMAL(38, s)
 # Sums of DECIMAL values add in WIDE: exact whatever the caller's decimal context is
 # (the default context keeps 28 digits, fewer than DECIMAL(38, s) holds).
 WIDE = _WIDE
 _DIVIDE = Context(prec=80, rounding=ROUND_HALF_EVEN)
-_QUANTUM = [Decimal(1).scaleb(-s) for s in range(39)]
+_QUANTUM = [decimal_quantum(s) for s in range(DECIMAL_MAX_PRECISION + 1)]
 
 
 def wrap_integer(value: int, dtype: DataType) -> int:

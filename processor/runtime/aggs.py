@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from deltaflow.formats.types import DECIMAL, INTEGER_ROOTS, DataType
+from deltaflow.formats.generated import define
+from deltaflow.formats.types import DECIMAL, INT_BITS, INTEGER_ROOTS, DataType
 from deltaflow.processor.plan import AggCall
 from deltaflow.processor.runtime.agg_functions import (
-    INT_BITS,
     WIDE,
     Avg,
     Count,
@@ -114,21 +114,23 @@ class Aggregates:
         values = f"    return {self.values_expr('acc')}"
         self.values = self.build(["def values(acc):", values], "values")
         self.accumulate = self.build(
-            ["def fold(acc, row):", *self.fold_lines(False, "    ", "acc", "row")], "fold"
+            ["def fold(acc, row):", *self.fold_lines(False, "    ", "acc", "row")],
+            "fold",
+            part="accumulate",
         )
         self.retract = self.build(
-            ["def fold(acc, row):", *self.fold_lines(True, "    ", "acc", "row")], "fold"
+            ["def fold(acc, row):", *self.fold_lines(True, "    ", "acc", "row")],
+            "fold",
+            part="retract",
         )
 
     def build(
-        self, lines: list[str], name: str, extra: dict[str, object] | None = None
+        self, lines: list[str], name: str, extra: dict[str, object] | None = None, part: str = ""
     ) -> Callable:  # type: ignore[type-arg]
         """Compiles generated source in this operator's scope (plus ``extra`` names);
-        returns the function ``name``."""
+        returns the function ``name`` (``part``: its name in tracebacks, when not ``name``)."""
         scope = {**self.scope, **(extra or {})}
-        code = compile("\n".join(lines) + "\n", f"<aggregates {name}>", "exec")
-        exec(code, scope)  # noqa: S102 - generated from typed plan nodes, not user text
-        return scope[name]  # type: ignore[no-any-return]
+        return define("\n".join(lines) + "\n", name, scope, part)  # type: ignore[no-any-return]
 
     def init_expr(self, extra: list[str] | None = None) -> str:
         """A new accumulator (fresh lists on every evaluation), ``extra`` slots appended."""

@@ -22,6 +22,7 @@ from collections.abc import Hashable
 
 from deltaflow.formats.changelog import Batch
 from deltaflow.formats.errors import PlanError
+from deltaflow.formats.generated import for_node
 from deltaflow.processor import plan as p
 from deltaflow.processor.exprs.compile import compile_scalar
 from deltaflow.processor.runtime.base import (
@@ -154,7 +155,8 @@ class Graph:
         self.sink_ids = [s.node_id for s in plan.sinks]
         self.ops = {}
         for n in nodes:
-            self.ops[n.node_id] = self._operator(n, backend)
+            with for_node(n):  # generated code is named after its node
+                self.ops[n.node_id] = self._operator(n, backend)
         self.watermarks = dict.fromkeys(self.order, MIN_WATERMARK)
         self.source_watermarks: dict[int, int] = {}
         self.source_marks: dict[int, SourceMarks] = {}
@@ -163,7 +165,8 @@ class Graph:
             if isinstance(n, p.TableSourceScan):
                 self.source_watermarks[n.node_id] = MIN_WATERMARK
                 if n.watermark is not None:
-                    self.watermark_fns[n.node_id] = self._compile(n.watermark.expr)
+                    with for_node(n):
+                        self.watermark_fns[n.node_id] = self._compile(n.watermark.expr)
                     idle_ms = idle_timeout_ms(n.options, plan.settings, n.table)
                     self.source_marks[n.node_id] = SourceMarks(idle_ms)
 

@@ -180,9 +180,7 @@ class GroupAggOperator(Operator):
         return "(" + "".join(f"{p}, " for p in parts) + ")"
 
     def _build(self, source: str, name: str):  # noqa: ANN202
-        fn = self.aggs.build([source], name, _EMIT)
-        fn.__deltaflow_source__ = source
-        return fn
+        return self.aggs.build([source], name, _EMIT)
 
     def _fold_per_key(
         self, batch: Batch, gids: list, keys: list[tuple], accs: list

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from operator import itemgetter
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
+from deltaflow.formats.generated import define
 from deltaflow.processor.exprs.compile import compile_predicate
 from deltaflow.processor.plan import Calc, Join
 from deltaflow.processor.runtime.base import (
@@ -368,9 +369,7 @@ def _compile_inner_unique(left_width: int, project: list[int] | None, is_left: b
                 out_kinds.extend([kind] * copies)
                 out_rows.extend([joined] * copies)
 """
-    scope: dict[str, object] = {"_adds": ADDS}
-    exec(compile(source, "<join inner>", "exec"), scope)  # noqa: S102 - positions only
-    return scope["run"]
+    return define(source, "run", {"_adds": ADDS}, "inner left" if is_left else "inner right")
 
 
 def _projector(columns: list[int]) -> Callable[[tuple], tuple]:

@@ -23,7 +23,8 @@ class CalcOperator(Operator):
     """Projection and filter fused into one generated function; each row keeps its kind."""
 
     def __init__(self, node: Calc, backend, ctx) -> None:
-        self.fn = compile_calc(list(node.projection), node.condition, ctx.eval_context())
+        names = node.inputs[0].names if node.inputs else None
+        self.fn = compile_calc(list(node.projection), node.condition, ctx.eval_context(), names)
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:

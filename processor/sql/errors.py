@@ -108,3 +108,17 @@ def position(node: object) -> tuple[int, int]:
         if "line" in cmeta:
             return int(cmeta["line"]), int(cmeta.get("col", 0))
     return 0, 0
+
+
+def start_position(node: object) -> tuple[int, int]:
+    """(line, col) where a sqlglot expression starts: the first character of its leftmost
+    identifier token (sqlglot's ``col`` is a token's last column), or (0, 0)."""
+    best = None
+    for child in getattr(node, "walk", lambda: iter(()))():
+        meta = getattr(child, "meta", None) or {}
+        if "line" in meta and "start" in meta and (best is None or meta["start"] < best["start"]):
+            best = meta
+    if best is None:
+        return 0, 0
+    width = int(best.get("end", best["start"])) - int(best["start"])
+    return int(best["line"]), max(int(best.get("col", 0)) - width, 1)
