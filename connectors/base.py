@@ -8,13 +8,19 @@ read is finished. A sink writes batches and flushes them before a deadline.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from deltaflow.formats.changelog import Batch, RowKind
 from deltaflow.formats.errors import ConnectorError
 from deltaflow.formats.prefilter import PreFilter
 from deltaflow.formats.types import DataType
+
+if TYPE_CHECKING:  # the capabilities' types (those modules do not import this one)
+    from deltaflow.connectors.dead_letters import DeadLetterWriter
+    from deltaflow.connectors.patience import Patience
+    from deltaflow.connectors.transactions import TransactionRequest
 
 # Connector name -> module implementing it. Each module has ``open_source(spec, bootstrap,
 # start)``, ``source_mode(spec)`` (for sources) and ``open_sink(spec, bootstrap, out)``,
@@ -54,7 +60,18 @@ class TableSpec:
 
 
 class Source(Protocol):
+    """A source partition set: opens at a position, polls batches, reports its position.
+
+    Two capabilities are optional; every source declares them (``LocalSource`` gives the
+    defaults of a source that has neither): ``filtered``, the changes its format's
+    pre-filter dropped so far (they count as read), and ``dead_letter_writer``, where
+    its unreadable records go (None: nowhere, the bad-input policy decides)."""
+
     changelog_mode: frozenset[RowKind]
+    dead_letter_writer: DeadLetterWriter | None
+
+    @property
+    def filtered(self) -> int: ...
 
     def open(self, resume: dict | None = None) -> None: ...
     def poll(self, max_records: int, timeout: float) -> Batch: ...
@@ -62,6 +79,14 @@ class Source(Protocol):
     def finished(self) -> bool: ...
     def progress(self) -> tuple[int, int | None]: ...
     def close(self) -> None: ...
+
+
+class LocalSource:
+    """The optional capabilities of ``Source`` for a source without them (no pre-filter
+    count, no dead-letter topic): the file and datagen sources."""
+
+    filtered = 0
+    dead_letter_writer: DeadLetterWriter | None = None
 
 
 @runtime_checkable
@@ -78,11 +103,36 @@ class PartitionedSource(Source, Protocol):
 
 
 class Sink(Protocol):
+    """Writes batches and flushes them before a deadline.
+
+    Kafka sinks also wait for their brokers with the job's patience (``bind_patience``:
+    the job's waits end on a stop) and may take part in the job's Kafka transaction:
+    ``transaction_request`` says what an exactly-once sink needs (None: no transaction),
+    ``join_transaction`` hands it the transaction's producer. ``LocalSink`` gives the
+    defaults of a sink that needs neither."""
+
     accepted_mode: frozenset[RowKind]
 
     def write(self, batch: Batch) -> None: ...
     def flush(self, timeout: float) -> None: ...
     def close(self) -> None: ...
+    def bind_patience(self, patience_for: Callable[[str | None], Patience]) -> None: ...
+    def transaction_request(self) -> TransactionRequest | None: ...
+    def join_transaction(self, producer: Any) -> None: ...
+
+
+class LocalSink:
+    """The Kafka capabilities of ``Sink`` for a sink without brokers (print, blackhole,
+    filesystem): no waits to bound, never in a transaction."""
+
+    def bind_patience(self, patience_for: Callable[[str | None], Patience]) -> None:
+        return None
+
+    def transaction_request(self) -> TransactionRequest | None:
+        return None
+
+    def join_transaction(self, producer: Any) -> None:
+        raise AssertionError("a sink without brokers has no transaction to join")
 
 
 ALL_KINDS = frozenset(RowKind)

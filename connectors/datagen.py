@@ -11,7 +11,7 @@ import random
 import time
 from decimal import Decimal
 
-from deltaflow.connectors.base import INSERT_ONLY, TableSpec
+from deltaflow.connectors.base import INSERT_ONLY, LocalSource, TableSpec
 from deltaflow.connectors.options import TableOptions
 from deltaflow.formats import types as T
 from deltaflow.formats.changelog import Batch, RowKind
@@ -51,7 +51,7 @@ def open_source(spec: TableSpec, bootstrap: str | None = None, start: str | None
     return DatagenSource(opts, spec)
 
 
-class DatagenSource:
+class DatagenSource(LocalSource):
     changelog_mode = INSERT_ONLY
 
     def __init__(self, opts: TableOptions, spec: TableSpec) -> None:

@@ -11,7 +11,7 @@ import os
 import uuid
 from pathlib import Path
 
-from deltaflow.connectors.base import INSERT_ONLY, TableSpec
+from deltaflow.connectors.base import INSERT_ONLY, LocalSink, LocalSource, TableSpec
 from deltaflow.connectors.layout import build_layout, format_prefixes, make_encoder
 from deltaflow.connectors.options import TableOptions
 from deltaflow.formats.changelog import Batch, RawBatch, RowKind
@@ -69,7 +69,7 @@ def open_source(spec: TableSpec, bootstrap: str | None = None, start: str | None
     return FileSource(opts, spec)
 
 
-class FileSource:
+class FileSource(LocalSource):
     """Reads every file in path order, ``max_records`` lines at a time."""
 
     def __init__(self, opts: TableOptions, spec: TableSpec) -> None:
@@ -158,7 +158,7 @@ def sink_encoders(spec: TableSpec) -> None:
     make_encoder(spec.name, layout.value_format, layout.value_spec)
 
 
-class FileSink:
+class FileSink(LocalSink):
     """Appends one line per encoded record to ``<path>/part-<uuid>-0-0``."""
 
     accepted_mode = INSERT_ONLY

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from deltaflow.connectors.base import ALL_KINDS, TableSpec
+from deltaflow.connectors.base import ALL_KINDS, LocalSink, TableSpec
 from deltaflow.connectors.options import TableOptions
 from deltaflow.formats.changelog import Batch, RowKind
 from deltaflow.formats.printing import row_printer
@@ -40,7 +40,7 @@ def sink_encoders(spec: TableSpec) -> None:
     _options(spec)
 
 
-class PrintSink:
+class PrintSink(LocalSink):
     """Writes ``+I[1, Alice]`` lines, prefixed ``id> `` with a print-identifier."""
 
     accepted_mode = ALL_KINDS
@@ -64,7 +64,7 @@ class PrintSink:
         self.out.flush()
 
 
-class BlackholeSink:
+class BlackholeSink(LocalSink):
     """Accepts every change and keeps nothing (for benchmarks)."""
 
     accepted_mode = ALL_KINDS

@@ -183,7 +183,8 @@ class EpochTransactions:
             raise self._error(what, err) from None
 
     def commit(self, epoch: int) -> None:
-        """Commit the open transaction with the marker of ``epoch``."""
+        """Commit the open transaction with the marker of ``epoch`` (step 3 of the job's
+        checkpoint, ``processor/job.py: Job.checkpoint``)."""
         marker = [TopicPartition(self.request.topic, 0, epoch)]
         meta = self._marker.consumer_group_metadata()
         self._call(

@@ -24,7 +24,7 @@ from deltaflow.formats.codec_support import (
     compile_row_writer,
     reason_of,
 )
-from deltaflow.formats.debezium_json import NAME, check_options
+from deltaflow.formats.debezium_options import NAME, check_options
 from deltaflow.formats.errors import DeltaflowError, FormatError
 from deltaflow.formats.spec import FormatSpec
 

@@ -49,11 +49,8 @@ from deltaflow.formats.changelog import (
     Batch,
     RawBatch,
 )
-from deltaflow.formats.codec_support import bool_option, choice_option, on_error_policy
-from deltaflow.formats.codec_support import check_options as check_options_of
-from deltaflow.formats.debezium_decimals import DEFAULT as DEFAULT_DECIMALS
-from deltaflow.formats.debezium_decimals import ENCODINGS as DECIMAL_ENCODINGS
-from deltaflow.formats.debezium_decimals import OPTION as DECIMALS_OPTION
+from deltaflow.formats.codec_support import bool_option, on_error_policy
+from deltaflow.formats.debezium_options import NAME, check_options, decimal_encoding
 from deltaflow.formats.debezium_plan import (
     CONVERSION_ERRORS,
     Bad,
@@ -71,19 +68,6 @@ from deltaflow.formats.debezium_types import (
 from deltaflow.formats.errors import FormatError
 from deltaflow.formats.spec import FormatSpec
 
-NAME = "debezium-json"
-OPTIONS = (
-    "schema-include",
-    "ignore-parse-errors",
-    "timestamp-format.standard",
-    "map-null-key.mode",
-    "map-null-key.literal",
-    "encode.decimal-as-plain-number",
-    "encode.ignore-null-fields",
-    "decimal-encoding",
-    "before-image",
-    "unavailable-value-placeholder",
-)
 BEFORE_IMAGE = f"{NAME}.before-image"
 # Debezium's default 'unavailable.value.placeholder' (TOASTed columns an update left alone)
 PLACEHOLDER = "__debezium_unavailable_value"
@@ -121,23 +105,6 @@ _NO_SCHEMA = object()  # no schema seen yet: never equal to a message's schema
 
 class LogicalMessage(Exception):
     """A Debezium logical decoding message (``op`` ``m``): skipped and counted."""
-
-
-def check_options(options: dict[str, str]) -> None:
-    """Raise ``DeltaflowError`` for an unknown option or a bad option value."""
-    check_options_of(NAME, options, OPTIONS)
-    for key in OPTIONS:
-        if key in ("schema-include", "ignore-parse-errors") or key.startswith("encode."):
-            bool_option(NAME, options, key, False)
-    choice_option(NAME, options, "timestamp-format.standard", ("SQL", "ISO-8601"), "SQL")
-    choice_option(NAME, options, "map-null-key.mode", ("FAIL", "DROP", "LITERAL"), "FAIL")
-    choice_option(NAME, options, "before-image", ("state", "message"), "state")
-    decimal_encoding(options)
-
-
-def decimal_encoding(options: dict[str, str]) -> str:
-    """The table's ``decimal-encoding``: how DECIMAL values travel without a schema."""
-    return choice_option(NAME, options, DECIMALS_OPTION, DECIMAL_ENCODINGS, DEFAULT_DECIMALS)
 
 
 class DebeziumJsonDecoder:

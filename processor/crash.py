@@ -2,12 +2,15 @@
 
 ``DELTAFLOW_CRASH_AT="step2:7"`` makes the process SIGKILL itself the 7th time it
 reaches the checkpoint point ``step2``; several points are separated by commas
-(``"batch:40,step3:2"``). The points are named in ``processor/job.py``:
+(``"batch:40,step3:2"``). ``stepN`` comes right after step N of the checkpoint,
+``Job.checkpoint`` in ``processor/job.py``, whose numbering ARCHITECTURE.md section 3
+shares:
 
 - ``batch``: after a source batch went through the graph and its output to the sinks;
-- ``step0``: the graph is flushed, the sinks not yet;
+- ``step0``: the graph is flushed into the sinks, the sinks not yet flushed;
 - ``step1``: every sink is flushed, the LMDB checkpoint not yet written;
-- ``step2``: LMDB holds the epoch as pending, its Kafka transaction is not committed;
+- ``step2``: LMDB holds the epoch as pending, its Kafka transaction is not committed
+  (reached only by an epoch that wrote to a Kafka transaction, as ``step3``);
 - ``step3``: the Kafka transaction is committed, the pending mark not yet cleared;
 - ``step4``: the checkpoint is final.
 

@@ -3,8 +3,9 @@
 The loop is the whole daemon: poll each source for a batch, push it through the
 graph, write what reaches each sink, and every checkpoint interval flush the sinks
 and commit state plus source positions in one LMDB transaction. With exactly-once
-sinks the epoch's output is one Kafka transaction tied to that LMDB commit (see
-``Job.checkpoint`` and ARCHITECTURE.md section 3).
+sinks the epoch's output is one Kafka transaction tied to that LMDB commit. The
+checkpoint is one function of numbered steps, ``Job.checkpoint``; ARCHITECTURE.md
+section 3 and the crash points (``processor/crash.py``) share its numbering.
 """
 
 from __future__ import annotations
@@ -15,9 +16,17 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from deltaflow.connectors import kafka_logs
-from deltaflow.connectors.base import PartitionedSource, create_sink, create_source, for_new_run
+from deltaflow.connectors.base import (
+    PartitionedSource,
+    Sink,
+    Source,
+    create_sink,
+    create_source,
+    for_new_run,
+)
 from deltaflow.connectors.kafka_offsets import check_named_partitions
 from deltaflow.connectors.transactions import (
     EpochTransactions,
@@ -30,6 +39,7 @@ from deltaflow.processor import crash, progress
 from deltaflow.processor.brokers import BrokerWatch, cluster_configs
 from deltaflow.processor.collector import quiet_collector
 from deltaflow.processor.identity import bind_identity, bind_plan
+from deltaflow.processor.job_inputs import Inputs
 from deltaflow.processor.job_tables import (
     LOOKUP_PREFIX,
     describe_plan,
@@ -49,6 +59,9 @@ from deltaflow.state.backend import StateBackend
 from deltaflow.state.checkpoint import PENDING_KEY, Checkpointer
 from deltaflow.state.lock import StateLock
 
+if TYPE_CHECKING:  # imported when the job starts (``explain`` never needs it)
+    from deltaflow.processor.runtime.graph import Graph
+
 POLL_RECORDS = 5000
 POLL_TIMEOUT_S = 0.05
 TOKEN_KEY = "transactions.token"
@@ -62,12 +75,23 @@ class JobOptions:
     quiet: bool = True
     progress_log: bool = False  # stderr is no terminal: a line every deltaflow.progress.interval
     metrics_port: int | None = None
-    out: object = None  # stream for print sinks (default stdout)
+    out: TextIO | None = None  # stream for print sinks (default stdout)
     job_file: str | None = None  # the job's file, for the advice in messages
+
+
+@dataclass(frozen=True)
+class Epoch:
+    """The last checkpointed epoch, and whether output went into the open Kafka
+    transaction since (an epoch that wrote nothing there skips steps 3 and 4)."""
+
+    number: int = 0
+    dirty: bool = False
 
 
 class Job:
     """One running job: its sources, graph, sinks and state."""
+
+    graph: Graph
 
     def __init__(
         self, plan: JobPlan, options: JobOptions, stop: threading.Event | None = None
@@ -78,15 +102,13 @@ class Job:
         self.stop = stop or threading.Event()
         self.interval_s = checkpoint_interval_s(plan.settings)
         self.broker_timeout_s = broker_timeout_s(plan.settings)
-        self.sources: dict = {}
-        self.lookups: dict = {}  # looked-up table -> source feeding its lookup-join mirror
-        self.presence: dict = {}  # table -> its check of unknown primary keys
-        self.presence_report: key_presence.PresenceReport | None = None
-        self.sinks: dict = {}
-        self.dead_letters: list = []  # the sources' dead-letter writers, flushed with the sinks
-        self.partitioned: dict = {}  # scan -> its per-partition watermarks (Kafka, WATERMARK)
-        self.txn: EpochTransactions | None = None
+        self.scans = scans_of(plan)
+        self.inputs = Inputs()  # the open sources, renewed when a stuck transaction is settled
+        self.sinks: dict[int, Sink] = {}
+        self.txn: EpochTransactions | None = None  # the exactly-once sinks' one transaction
+        self.epoch = Epoch()
         self.watch: BrokerWatch | None = None
+        self.backend: StateBackend | None = None  # None until the state directory is open
         self.lock = StateLock(options.state_dir).acquire()  # one process per directory
         try:
             self.backend = StateBackend(options.state_dir)
@@ -95,11 +117,16 @@ class Job:
             self.close()
             raise
 
+    @property
+    def state(self) -> StateBackend:
+        assert self.backend is not None, "the state directory is not open"
+        return self.backend
+
     def _start(self) -> None:
         """Sinks first (the transaction fences an earlier incarnation), then the state is
         restored to the epoch the sinks committed, then the sources open at its offsets."""
-        bind_identity(self.backend, self.plan, self.options.bootstrap, self.options.job_file)
-        bind_plan(self.backend, self.plan, describe_plan(self.plan))
+        bind_identity(self.state, self.plan, self.options.bootstrap, self.options.job_file)
+        bind_plan(self.state, self.plan, describe_plan(self.plan))
         self._open_sinks()
         self._open_transaction()
         self._resume()
@@ -111,13 +138,10 @@ class Job:
         committed, a new graph reads it, the sources open at its offsets."""
         from deltaflow.processor.runtime.graph import Graph, RuntimeContext
 
-        restored = Checkpointer(self.backend).restore(self._sink_committed if self.txn else None)
-        self.epoch, resume = restored or (0, {})
-        self._txn_dirty = False
-        self.graph = Graph(
-            self.plan, self.backend, RuntimeContext.from_settings(self.plan.settings)
-        )
-        self.scans = scans_of(self.plan)
+        restored = Checkpointer(self.state).restore(self._sink_committed if self.txn else None)
+        epoch, resume = restored or (0, {})
+        self.epoch = Epoch(epoch)
+        self.graph = Graph(self.plan, self.state, RuntimeContext.from_settings(self.plan.settings))
         if new_run:
             resume = {k: for_new_run(v) for k, v in resume.items()}
         self._open_sources(resume)
@@ -128,8 +152,7 @@ class Job:
             with for_node(sink):  # its encoders' generated code is named after it
                 opened = create_sink(spec, bootstrap=self.options.bootstrap, out=self.options.out)
             self.sinks[sink.node_id] = opened
-            if hasattr(opened, "bind_patience"):  # Kafka sinks: their waits end on a stop
-                opened.bind_patience(self._patience_for)
+            opened.bind_patience(self._patience_for)  # Kafka sinks: their waits end on a stop
             self.stats.events_out[sink.table] = 0
 
     def _patience_for(self, servers: str | None) -> Patience:
@@ -144,15 +167,14 @@ class Job:
 
     def _open_transaction(self) -> None:
         """The Kafka transaction of the exactly-once sinks (``self.txn``; None without any)."""
-        joining = [s for s in self.sinks.values() if hasattr(s, "transaction_request")]
-        requests = [(s, s.transaction_request()) for s in joining]
-        requests = [(s, r) for s, r in requests if r is not None]
+        asked = [(s, s.transaction_request()) for s in self.sinks.values()]
+        requests = [(s, r) for s, r in asked if r is not None]
         if not requests:
             return
-        token = self.backend.meta(TOKEN_KEY)
+        token = self.state.meta(TOKEN_KEY)
         if token is None:  # names this state directory's epoch markers (a replay gets its own)
             token = uuid.uuid4().hex[:12]
-            self.backend.commit({TOKEN_KEY: token})
+            self.state.commit({TOKEN_KEY: token})
         servers = requests[0][1].conf.get("bootstrap.servers")
         self.txn = open_transactions(
             [r for _, r in requests], self.broker_timeout_s, str(token), self._patience_for(servers)
@@ -171,49 +193,48 @@ class Job:
 
     def _open_sources(self, resume: dict) -> None:
         start = None if resume else self.options.start
+        inputs = self.inputs
         unknown_keys = key_presence.presence_mode(self.plan.settings)
         for scan in self.scans:
             spec = source_spec(scan)
             with for_node(scan):  # its decoders' generated code is named after it
                 source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
-            self.sources[scan.node_id] = source
+            inputs.sources[scan.node_id] = source
             self._route_dead_letters(source)
             if scan.normalize:  # before-images from state: the normalizer checks keys too
-                check = normalize_source.install(
-                    source, scan, self.backend, unknown_keys, not resume
-                )
+                check = normalize_source.install(source, scan, self.state, unknown_keys, not resume)
                 check = check if unknown_keys != "ignore" else None
             else:
-                check = key_presence.install(source, scan, self.backend, unknown_keys, not resume)
+                check = key_presence.install(source, scan, self.state, unknown_keys, not resume)
             if check is not None:
-                self.presence[scan.table] = check
+                inputs.presence[scan.table] = check
             source.open(resume.get(str(scan.node_id)))
             self.stats.events_in.setdefault(scan.table, 0)
             marks = self.graph.partitions(scan.node_id)
             if marks is not None and isinstance(source, PartitionedSource):
-                self.partitioned[scan.node_id] = marks
+                inputs.partitioned[scan.node_id] = marks
         for table, node in self.graph.lookup_tables().items():
             spec = lookup_spec(node)
             source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
-            self.lookups[table] = source
+            inputs.lookups[table] = source
             self._route_dead_letters(source)
             source.open(resume.get(LOOKUP_PREFIX + table))
             self._drain_lookup(table)
-        check_named_partitions(start, [*self.sources.values(), *self.lookups.values()])
+        check_named_partitions(start, [*inputs.sources.values(), *inputs.lookups.values()])
 
-    def _route_dead_letters(self, source) -> None:
+    def _route_dead_letters(self, source: Source) -> None:
         """A source's dead letters wait for the brokers as the sinks do, and go into the
         job's exactly-once transaction when it is on their cluster (GUARANTEES.md)."""
-        writer = getattr(source, "dead_letter_writer", None)
+        writer = source.dead_letter_writer
         if writer is not None:
             writer.bind_patience(self._patience_for)
-            self.dead_letters.append(writer)
+            self.inputs.dead_letters.append(writer)
             if self.txn is not None and not writer.join_transaction(self.txn):
                 print(f"deltaflow: {writer.at_least_once_note()}", file=sys.stderr)
 
     def _drain_lookup(self, table: str) -> None:
         """Reads a looked-up table up to its present end, so probes see it loaded."""
-        source = self.lookups[table]
+        source = self.inputs.lookups[table]
         while not source.finished():
             batch = source.poll(POLL_RECORDS, POLL_TIMEOUT_S)
             if not batch:
@@ -221,7 +242,7 @@ class Job:
             self.graph.push_lookup(table, batch)
 
     def _poll_lookups(self) -> None:
-        for table, source in self.lookups.items():
+        for table, source in self.inputs.lookups.items():
             if not source.finished():
                 batch = source.poll(POLL_RECORDS, 0.0)
                 if batch:
@@ -248,13 +269,14 @@ class Job:
                 self.txn.begin()
             while not self.stop.is_set():
                 busy = self._poll_once()
-                if self._all_finished():
+                if self.inputs.all_finished():
                     self._emit(self.graph.finish())
                     break
                 if time.monotonic() - last_checkpoint >= self.interval_s:
                     self._checkpoint()
                     last_checkpoint = time.monotonic()
-                self.watch.check()
+                if self.watch is not None:
+                    self.watch.check()
                 display.tick()
                 observer.tick()
                 if not busy:
@@ -270,26 +292,26 @@ class Job:
         """Seconds between progress log lines (None: none); see settings.py."""
         if not self.options.progress_log:
             return None
-        daemon = any(s.progress()[1] is None for s in self.sources.values())
+        daemon = any(s.progress()[1] is None for s in self.inputs.sources.values())
         return progress_interval_s(self.plan.settings, daemon)
 
     def _poll_once(self) -> bool:
         busy = False
         self._poll_lookups()
         for scan in self.scans:
-            source = self.sources[scan.node_id]
+            source = self.inputs.sources[scan.node_id]
             if source.finished():
                 continue
-            marks = self.partitioned.get(scan.node_id)
-            dropped = getattr(source, "filtered", 0)  # changes its format's pre-filter dropped
-            if marks is None:
+            marks = self.inputs.partitioned.get(scan.node_id)
+            dropped = source.filtered  # changes its format's pre-filter dropped
+            if marks is None or not isinstance(source, PartitionedSource):
                 batch, runs = source.poll(POLL_RECORDS, POLL_TIMEOUT_S), None
             else:
                 batch, runs = source.poll_runs(POLL_RECORDS, POLL_TIMEOUT_S)
                 assigned, finished = source.partition_states()
                 marks.assign(assigned)
                 marks.finish(finished)
-            dropped = getattr(source, "filtered", 0) - dropped
+            dropped = source.filtered - dropped
             if batch or dropped:  # read changes, even if the WHERE drops them all
                 busy = True
                 self.stats.events_in[scan.table] += len(batch) + dropped
@@ -300,15 +322,12 @@ class Job:
                 self._emit(self.graph.refresh_watermark(scan.node_id))
         return busy
 
-    def _all_finished(self) -> bool:
-        return all(s.finished() for s in self.sources.values())
-
     def _emit(self, outputs: dict) -> None:
         for sink_id, batch in outputs.items():
             if batch:
                 self.sinks[sink_id].write(batch)
                 self.stats.events_out[self._sink_table(sink_id)] += len(batch)
-                self._txn_dirty = True
+                self.epoch = Epoch(self.epoch.number, dirty=True)
 
     def _sink_table(self, sink_id: int) -> str:
         for sink in self.plan.sinks:
@@ -317,55 +336,48 @@ class Job:
         raise AssertionError(sink_id)
 
     def checkpoint(self) -> None:
-        """The checkpoint (ARCHITECTURE.md section 3; ``crash`` names its points):
+        """The checkpoint: its numbered steps are those of ARCHITECTURE.md section 3, and
+        ``crash.point("stepN")`` comes right after step N (the crash tests' points).
 
-        0. flush the graph (mini-batch buffers) and write its output to the sinks;
-        1. flush every sink and the sources' dead letters: all output of this epoch is
-           acknowledged by the broker (with exactly-once: inside the epoch's open Kafka
-           transaction, dead letters on its cluster too);
-        2-4. ``Checkpointer.checkpoint``: ONE LMDB transaction with the state changes,
-           the source positions and the epoch; with a Kafka transaction holding output,
-           that LMDB transaction marks the epoch pending with an undo log, the Kafka
-           transaction commits with the epoch marker, and the pending mark is cleared.
-        A crash before 2 redoes the epoch from the previous positions; a crash between
-        2 and 4 is settled on restart by asking the broker whether the epoch committed.
+        A crash before step 2 redoes the epoch from the previous positions; a crash
+        between 2 and 4 is settled on restart by asking the broker whether the epoch
+        committed (``Checkpointer.restore``).
         """
         started = time.monotonic()
+        # 0. flush the graph (mini-batch buffers) and write its output to the sinks
         self._emit(self.graph.flush())
         crash.point("step0")
+        # 1. flush every sink and the sources' dead letters: the broker acknowledged all
+        #    output of this epoch (with exactly-once: inside its open Kafka transaction,
+        #    dead letters on its cluster too; letters in it make the epoch worth a commit)
         for sink in self.sinks.values():
             sink.flush(self.broker_timeout_s)
-        letters = self._flush_dead_letters()
+        letters = self.inputs.flush_dead_letters(self.broker_timeout_s)
+        if any(writer.transactional for writer, _ in letters):
+            self.epoch = Epoch(self.epoch.number, dirty=True)
         crash.point("step1")
-        epoch = self.epoch + 1
-        offsets = {str(k): s.position() for k, s in self.sources.items()}
-        offsets.update({LOOKUP_PREFIX + t: s.position() for t, s in self.lookups.items()})
-        commit_sink = None
-        if self.txn is not None and self._txn_dirty:
-            commit_sink = lambda: self._commit_transaction(epoch)  # noqa: E731
-        Checkpointer(self.backend).checkpoint(epoch, offsets, commit_sink=commit_sink)
-        self.epoch = epoch
-        self._txn_dirty = False
+        # 2. ONE LMDB transaction: the state changes, the sources' positions, the epoch;
+        #    when the epoch wrote to the Kafka transaction: also its pending mark and undo log
+        epoch, txn = self.epoch.number + 1, self.txn if self.epoch.dirty else None
+        checkpointer = Checkpointer(self.state)
+        checkpointer.commit(epoch, self.inputs.positions(), pending=txn is not None)
+        if txn is not None:
+            crash.point("step2")
+            # 3. (exactly-once) commit the Kafka transaction with the epoch marker
+            txn.commit(epoch)
+            crash.point("step3")
+            # 4. (exactly-once) the checkpoint is final: drop the undo log and pending mark
+            checkpointer.finalize()
+        self.epoch = Epoch(epoch)
         crash.point("step4")
+        # the next epoch: its transaction, and what this one reports
         if self.txn is not None:
             self.txn.begin()
         self.stats.checkpointed(time.monotonic() - started)
         for writer, count in letters:  # one line per checkpoint that wrote dead letters
             print(f"deltaflow: {writer.report(count)}", file=sys.stderr, flush=True)
         progress.report_skipped(self)
-        if self.presence:
-            self._presence_report().tick()
-
-    def _flush_dead_letters(self) -> list:
-        """Step 1 for the sources' dead letters: (writer, letters written) of each that
-        wrote some; letters in the transaction make it worth a commit."""
-        written = []
-        for writer in self.dead_letters:
-            count = writer.flush(self.broker_timeout_s)
-            if count:
-                written.append((writer, count))
-                self._txn_dirty = self._txn_dirty or writer.transactional
-        return written
+        self.inputs.report_presence()
 
     def _checkpoint(self) -> None:
         try:
@@ -381,21 +393,25 @@ class Job:
         transactional id fences the old one and aborts its open transaction, and
         ``_resume`` settles the epoch: kept if the broker committed it, else rolled back
         and redone from the last checkpoint's source offsets."""
-        self.txn.abandon()  # type: ignore[union-attr]
+        assert self.txn is not None
+        self.txn.abandon()
         self.txn = None
-        self._close_sources()
-        self.backend.close()
+        self.inputs.close()
+        self.inputs = Inputs()
+        self.state.close()
         self.backend = StateBackend(self.options.state_dir)
-        pending = self.backend.meta(PENDING_KEY)
+        pending = self.state.meta(PENDING_KEY)
         self._open_transaction()
         self._resume(new_run=False)
-        self.txn.begin()  # type: ignore[union-attr]
+        assert self.txn is not None  # the same sinks ask for it again
+        self.txn.begin()
+        done = self.epoch.number
         if pending is None:
-            outcome = f"epoch {self.epoch + 1} was not checkpointed, redone from epoch {self.epoch}"
-        elif self.epoch == pending:
+            outcome = f"epoch {done + 1} was not checkpointed, redone from epoch {done}"
+        elif done == pending:
             outcome = f"epoch {pending} was committed by the broker, kept"
         else:
-            outcome = f"epoch {pending} was not committed, redone from epoch {self.epoch}"
+            outcome = f"epoch {pending} was not committed, redone from epoch {done}"
         print(
             f"deltaflow: {stuck.reason}; replaced the transactional producer and settled "
             f"the epoch in process: {outcome}",
@@ -403,35 +419,16 @@ class Job:
             flush=True,
         )
 
-    def _close_sources(self) -> None:
-        for source in [*self.sources.values(), *self.lookups.values()]:
-            source.close()
-        self.sources, self.lookups, self.partitioned = {}, {}, {}
-        self.presence, self.presence_report, self.dead_letters = {}, None, []
-
-    def _presence_report(self) -> key_presence.PresenceReport:
-        if self.presence_report is None:
-            self.presence_report = key_presence.PresenceReport(self.presence)
-        return self.presence_report
-
-    def _commit_transaction(self, epoch: int) -> None:
-        crash.point("step2")
-        self.txn.commit(epoch)  # type: ignore[union-attr]
-        crash.point("step3")
-
     def close(self) -> None:
         if self.watch is not None:
             self.watch.stop()
-        if self.presence:
-            self._presence_report().tick(force=True)
-        for source in [*self.sources.values(), *self.lookups.values()]:
-            source.close()  # kept: the metrics endpoint reads their progress after the run
+        self.inputs.report_presence(force=True)
+        self.inputs.close()  # kept: the metrics endpoint reads their progress after the run
         for sink in self.sinks.values():
             sink.close()
         if self.txn is not None:
             self.txn.close()
-        backend = getattr(self, "backend", None)  # None: the state failed to open
-        if backend is not None:
-            backend.close()
+        if self.backend is not None:  # None: the state failed to open
+            self.backend.close()
         self.lock.release()
         kafka_logs.LIMITER.flush()  # how many librdkafka lines were left out, if any

@@ -107,10 +107,21 @@ def run_cli(args: argparse.Namespace) -> int:
         job = Job(planned.plan, options, stop=stop)
         if args.metrics_port:
             start_metrics(job, args.metrics_port)
+        announce_ready(args.job)
         return job.run()
     finally:
         if broker is not None:
             broker.stop()
+
+
+READY = "deltaflow: ready (job {name}, sources open, signal handlers installed)"
+
+
+def announce_ready(job_path: str) -> None:
+    """One line on stderr once a stop is handled cleanly and the sources are open (the state
+    restored, the sinks' transaction settled): what a supervisor or a test waits for before
+    it signals the job, instead of guessing with a sleep."""
+    print(READY.format(name=Path(job_path).stem), file=sys.stderr, flush=True)
 
 
 def has_checkpoint(state_dir: Path) -> bool:

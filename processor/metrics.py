@@ -60,7 +60,7 @@ def render(job) -> str:
                 "Deletes and updates of primary keys the source never inserted "
                 "('deltaflow.unknown-key-delete'); policy says what was done with them.",
                 [({"table": public_name(t), "policy": c.policy}, c.unknown)
-                 for t, c in job.presence.items()]),
+                 for t, c in job.inputs.presence.items()]),
         *family("deltaflow_source_lag_records", "gauge",
                 "Records of the partition not read yet: the high watermark of the last "
                 "fetch response (a bounded read: its end offset) minus the job's position.",
@@ -80,7 +80,7 @@ def render(job) -> str:
                 "first).", [({}, f"{stats.checkpoint_age_s():.3f}")]),
         *family("deltaflow_last_checkpoint_epoch", "gauge",
                 "Number of the last committed checkpoint, kept across restarts.",
-                [({}, getattr(job, "epoch", 0))]),
+                [({}, job.epoch.number)]),
         *family("deltaflow_uptime_seconds", "gauge", "Seconds since the job started.",
                 [({}, f"{time.monotonic() - stats.started:.3f}")]),
         *family("deltaflow_late_records_dropped_total", "counter",

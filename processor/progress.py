@@ -55,8 +55,8 @@ def refresh_lag(job) -> None:
     """``job.stats.lag`` from the sources that know theirs (Kafka: per partition); two
     scans of one table report the larger lag of each partition."""
     lag: dict[str, dict[tuple[str, int], int]] = {}
-    readers = [(s.table, job.sources.get(s.node_id)) for s in job.scans]
-    readers += list(job.lookups.items())
+    readers = [(s.table, job.inputs.sources.get(s.node_id)) for s in job.scans]
+    readers += list(job.inputs.lookups.items())
     for table, source in readers:
         partition_lag = getattr(source, "partition_lag", None)
         if partition_lag is None:
@@ -105,7 +105,7 @@ class Observer:
             parts.append("no checkpoint yet")
         else:
             parts.append(
-                f"last checkpoint {stats.checkpoint_age_s():.1f} s ago (epoch {self.job.epoch}, "
+                f"last checkpoint {stats.checkpoint_age_s():.1f} s ago (epoch {self.job.epoch.number}, "
                 f"took {stats.last_checkpoint_s * 1000:.0f} ms)"
             )
         return "deltaflow: progress: " + "; ".join(parts)
@@ -126,7 +126,7 @@ _DECODERS = ("value_decoder", "key_decoder")
 def report_skipped(job) -> None:
     """One line whenever a source skipped more unreadable records (never a silent drop)."""
     for scan in job.scans:
-        decoders = [getattr(job.sources[scan.node_id], n, None) for n in _DECODERS]
+        decoders = [getattr(job.inputs.sources[scan.node_id], n, None) for n in _DECODERS]
         count = sum(getattr(d, "skipped", 0) for d in decoders)
         if count > job.stats.skipped.get(scan.table, 0):
             job.stats.skipped[scan.table] = count
@@ -168,7 +168,7 @@ class Display:
     def line(self, rate: float) -> str:
         parts = []
         for scan in self.job.scans:
-            source = self.job.sources.get(scan.node_id)
+            source = self.job.inputs.sources.get(scan.node_id)
             if source is None:  # reopening after an in-process recovery
                 continue
             done, end = source.progress()
@@ -178,7 +178,7 @@ class Display:
         parts.append(f"{rate:,.0f} events/s")
         parts.append(f"checkpoints {self.job.stats.checkpoints}")
         # 'deltaflow.unknown-key-delete' = count/policy: shown once there is one
-        unknown = sum(check.unknown for check in self.job.presence.values())
+        unknown = sum(check.unknown for check in self.job.inputs.presence.values())
         if unknown:
             parts.append(f"unknown-key deletes {unknown:,}")
         return " | ".join(parts)

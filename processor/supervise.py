@@ -11,7 +11,9 @@ soon for any metadata watch to stop the consumer first; and librdkafka's threads
 signals, so no handler inside the process (``faulthandler`` included) runs. Only a
 parent can report it, and it says what it finds: a source topic that no longer exists.
 
-The parent forks before anything heavy is imported, forwards SIGTERM and SIGINT, and
+The parent forks before anything heavy is imported, forwards SIGTERM and SIGINT (its
+handlers are in place before the child starts, so a signal sent once the child printed
+its readiness line always reaches the child's own stop handlers), and
 exits with the child's status; a child killed by another signal (SIGKILL) makes the
 parent die of the same signal. The child dies with its parent (``PR_SET_PDEATHSIG``).
 ``DELTAFLOW_SUPERVISE=0`` runs the job in the process itself.
@@ -28,6 +30,7 @@ from deltaflow.state.lock import SUPERVISOR_ENV
 
 ENV = "DELTAFLOW_SUPERVISE"
 CRASHES = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE, signal.SIGILL}
+FORWARDED = {signal.SIGTERM, signal.SIGINT}
 CRASH_EXIT = 70  # EX_SOFTWARE: a crash without a cause the parent could name
 _PR_SET_PDEATHSIG = 1
 
@@ -44,8 +47,12 @@ def supervised(run: Callable[[], int], cause: Callable[[], str | None]) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     parent = os.getpid()
+    # SIGTERM/SIGINT wait (blocked) until the parent forwards them: the child's readiness
+    # line (launch.announce_ready) then also means that a signal to the parent reaches it
+    signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
     pid = os.fork()
     if pid == 0:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
         _child(run, parent)
     return _watch(pid, cause)
 
@@ -77,6 +84,7 @@ def _watch(pid: int, cause: Callable[[], str | None]) -> int:
 
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
     _, status = os.waitpid(pid, 0)
     if os.WIFEXITED(status):
         return os.WEXITSTATUS(status)

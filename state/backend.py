@@ -62,7 +62,7 @@ class StateBackend:
         self._indexes: dict[str, PackedIndex] = {}
         self._mirrors: dict[str, IndexedTable] = {}
         self._dbs: dict[bytes, object] = {}
-        self._meta_db = open_meta(self, create and not readonly)
+        self._meta_db = open_meta(self._env, self.path, self.db, create and not readonly)
 
     # -- tables ---------------------------------------------------------------
 
@@ -126,6 +126,10 @@ class StateBackend:
                     f"{list(columns)}; give the index another name"
                 )
         return mirror
+
+    def is_open(self) -> bool:
+        """The environment is open, and in this process (not a fork's inherited copy)."""
+        return self._env is not None and self._pid == os.getpid()
 
     def db(self, name: bytes, *, create: bool) -> object:
         """The handle of a sub-database (opened once per environment)."""

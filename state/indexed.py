@@ -50,7 +50,7 @@ from deltaflow.state.table import DELETED
 from deltaflow.state.typed_keys import encode_sorted_ints
 
 if TYPE_CHECKING:
-    from deltaflow.state.backend import StateBackend
+    from deltaflow.state.store import TableStore
 
 __all__ = ["IndexedTable", "stored_columns"]
 
@@ -69,7 +69,7 @@ class IndexedTable:
 
     def __init__(
         self,
-        backend: StateBackend,
+        backend: TableStore,
         name: str,
         key_columns: list[int],
         indexes: dict[str, list[int]],

@@ -7,8 +7,9 @@ from __future__ import annotations
 import errno
 import os
 import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import lmdb
 import orjson
@@ -16,43 +17,53 @@ import orjson
 from deltaflow.formats.errors import StateError
 from deltaflow.state.lock import ensure_directory
 
-if TYPE_CHECKING:
-    from deltaflow.state.backend import StateBackend
+
+class Owner(Protocol):
+    """What ``claim`` knows of the object that opens an environment (a ``StateBackend``)."""
+
+    path: Path
+
+    def is_open(self) -> bool:
+        """Its environment is open, in this process."""
+        ...
 
 META_DB = b"__deltaflow__"
 FORMAT_KEY = "format"
 FORMAT_VERSION = 3  # 3: secondary indexes are packed per index key (state.packed_index)
 MAX_DBS = 4096
 # The environments open in this process, by real path: LMDB forbids opening one twice.
-_OPEN: weakref.WeakValueDictionary[str, StateBackend] = weakref.WeakValueDictionary()
+_OPEN: weakref.WeakValueDictionary[str, Owner] = weakref.WeakValueDictionary()
 # LMDB reports a short write (a full disk, a file size limit) as EIO.
 _DISK_ERRORS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO)
 
 
-def open_meta(backend: StateBackend, create: bool) -> object:
-    """The handle of the metadata database, created with the format version in a new
-    environment; a StateError for an environment deltaflow did not write, or wrote in
-    another state format."""
+def open_meta(
+    env: lmdb.Environment, path: Path, db: Callable[..., Any], create: bool
+) -> object:
+    """The handle of the metadata database of ``env`` at ``path`` (opened with ``db``,
+    ``StateBackend.db``), created with the format version in a new environment; a
+    StateError for an environment deltaflow did not write, or wrote in another state
+    format."""
     names = set()
-    with backend._env.begin() as txn:
+    with env.begin() as txn:
         names = {name for name in txn.cursor().iternext(values=False)}
     if META_DB not in names:
         if not create:
             raise StateError(
-                f"{backend.path} is not a deltaflow state directory (an LMDB environment "
+                f"{path} is not a deltaflow state directory (an LMDB environment "
                 "without deltaflow metadata); pass the --state-dir of a deltaflow job"
             )
-        handle = backend.db(META_DB, create=True)
+        handle = db(META_DB, create=True)
         version = orjson.dumps(FORMAT_VERSION)
-        with backend._env.begin(write=True) as txn:
+        with env.begin(write=True) as txn:
             txn.put(FORMAT_KEY.encode(), version, db=handle)
         return handle
-    handle = backend.db(META_DB, create=False)
-    with backend._env.begin() as txn:
+    handle = db(META_DB, create=False)
+    with env.begin() as txn:
         data = txn.get(FORMAT_KEY.encode(), db=handle)
     if data is None or orjson.loads(data) != FORMAT_VERSION:
         raise StateError(
-            f"state directory {backend.path} was written by an incompatible deltaflow "
+            f"state directory {path} was written by an incompatible deltaflow "
             f"(state format {data!r}, this one reads {FORMAT_VERSION}); replay the job "
             "into a new --state-dir"
         )
@@ -104,12 +115,14 @@ def write_error(path: Path, err: lmdb.Error) -> StateError:
     )
 
 
-def claim(backend: StateBackend) -> None:
-    key = os.path.realpath(backend.path)
+def claim(owner: Owner) -> None:
+    """Registers ``owner`` as the one opener of its path in this process; a StateError
+    when another owner has it open here."""
+    key = os.path.realpath(owner.path)
     other = _OPEN.get(key)
-    if other is not None and other._env is not None and other._pid == os.getpid():
+    if other is not None and other.is_open():
         raise StateError(
-            f"state directory {backend.path} is already open in this process; use that "
+            f"state directory {owner.path} is already open in this process; use that "
             "StateBackend (LMDB breaks its locks when one process opens an environment twice)"
         )
-    _OPEN[key] = backend
+    _OPEN[key] = owner

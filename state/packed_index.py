@@ -32,7 +32,7 @@ from deltaflow.state.keys import EMPTY
 from deltaflow.state.table import DELETED
 
 if TYPE_CHECKING:
-    from deltaflow.state.backend import StateBackend
+    from deltaflow.state.store import TableStore
 
 Pair = tuple[bytes, bytes]
 FIXED_BYTES = 9  # a one-column integer primary key: NULL flag + 8 bytes
@@ -47,7 +47,7 @@ _unpack_fixed = re.compile(b".{%d}" % FIXED_BYTES, re.DOTALL).findall
 class PackedIndex:
     """(index key, primary key) pairs packed per index key; see the module docstring."""
 
-    def __init__(self, backend: StateBackend, name: str, fixed: bool) -> None:
+    def __init__(self, backend: TableStore, name: str, fixed: bool) -> None:
         self.name = name
         self._backend = backend
         db = backend.db(name.encode(), create=True)  # before the read: opening ends it

@@ -23,7 +23,7 @@ from deltaflow.state.keys import EMPTY, decode_key, encode_key, prefix_end
 from deltaflow.state.values import TypedValues, decode_value, encode_value
 
 if TYPE_CHECKING:
-    from deltaflow.state.backend import StateBackend
+    from deltaflow.state.store import Store
 
 DELETED = object()  # buffer marker: the key is deleted
 _MISSING = object()
@@ -34,7 +34,7 @@ class StateTable:
 
     def __init__(
         self,
-        backend: StateBackend,
+        backend: Store,
         name: str,
         db: object,
         values: TypedValues | None = None,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
@@ -28,3 +30,17 @@ def fold_upsert_topic(bootstrap: str, topic: str, partition: int = 0) -> dict[st
                 table[key] = json.loads(msg.value())
     finally:
         consumer.close()
+
+
+READY = "deltaflow: ready ("  # processor/launch.py: announce_ready
+
+
+def wait_ready(proc, log: Path, timeout: float = 60.0) -> None:
+    """Until the job process ``proc``, whose stderr goes to the file ``log``, printed its
+    readiness line: its stop handlers are installed (a SIGTERM now ends it cleanly), its
+    state is restored and its sources are open. Fails when the process ends first."""
+    deadline = time.monotonic() + timeout
+    while READY not in (text := log.read_text()):
+        assert proc.poll() is None, f"the job ended ({proc.returncode}) before ready:\n{text}"
+        assert time.monotonic() < deadline, f"the job was not ready in {timeout:g} s:\n{text}"
+        time.sleep(0.05)  # polls the log: not a guess, the line decides

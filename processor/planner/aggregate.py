@@ -19,8 +19,8 @@ from deltaflow.processor.exprs.nodes import Call, Expr, InputRef
 from deltaflow.processor.plan import AggCall, Field, WindowSpec
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
-from deltaflow.processor.planner.binder import Rel, fields_of
 from deltaflow.processor.planner.reduce_variance import M2, reduce_variances
+from deltaflow.processor.planner.relation import Rel, fields_of
 from deltaflow.processor.planner.relops import Functions, item_name
 from deltaflow.processor.planner.window_props import grouped_bounds, window_over_bounds
 from deltaflow.processor.planner.windows import session_keys

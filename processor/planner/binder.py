@@ -3,62 +3,30 @@ subqueries, joins, lookup joins and window table functions."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from sqlglot import exp
 
 from deltaflow.formats.errors import SqlError
 from deltaflow.processor.exprs.functions import infer_call
 from deltaflow.processor.exprs.nodes import Call, Expr, InputRef
-from deltaflow.processor.plan import Field, WindowSpec
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
 from deltaflow.processor.planner.catalog import Catalog, Table
 from deltaflow.processor.planner.changelog_ptf import changelog_relation
 from deltaflow.processor.planner.correlate import bind_lateral
+from deltaflow.processor.planner.relation import (
+    Rel,
+    and_all,
+    conjuncts_of,
+    unique_fields,
+)
 from deltaflow.processor.planner.scan import ScanCache, bind_scan
 from deltaflow.processor.planner.unnest import bind_unnest
 from deltaflow.processor.planner.window_join import window_join
 from deltaflow.processor.planner.windows import window_relation
 from deltaflow.processor.sql.dialect import CHANGELOG_PTFS
 from deltaflow.processor.sql.errors import position
-
-
-@dataclass
-class Rel:
-    """A bound relation: its node and the names visible to the enclosing query."""
-
-    node: L.LNode
-    columns: list[ScopeColumn]
-    window: WindowSpec | None = (
-        None  # set for TABLE(TUMBLE(...)): the last 3 columns are window columns
-    )
-
-    def scope(self, functions: dict[str, str]) -> Scope:
-        return Scope(self.columns, functions)
-
-    def requalified(self, alias: str | None) -> Rel:
-        if alias is None:
-            return self
-        cols = [replace(c, qualifier=alias) for c in self.columns]
-        return Rel(self.node, cols, self.window)
-
-
-def fields_of(columns: list[ScopeColumn]) -> list[Field]:
-    return [Field(c.name, c.type) for c in columns]
-
-
-def unique_fields(columns: list[ScopeColumn]) -> list[Field]:
-    """Fields named as Flink names a join's output: a repeated name gets a suffix (id, id0)."""
-    seen: set[str] = set()
-    out = []
-    for c in columns:
-        name, n = c.name, 0
-        while name in seen:
-            name, n = f"{c.name}{n}", n + 1
-        seen.add(name)
-        out.append(Field(name, c.type))
-    return out
 
 
 class FromBinder:
@@ -245,20 +213,3 @@ def _equi_keys(
                 continue
         rest.append(c)
     return tuple(lk), tuple(rk), and_all(rest)
-
-
-def conjuncts_of(cond: Expr | None) -> list[Expr]:
-    if cond is None:
-        return []
-    if isinstance(cond, Call) and cond.op == "AND":
-        return [x for o in cond.operands for x in conjuncts_of(o)]
-    return [cond]
-
-
-def and_all(conds: list[Expr]) -> Expr | None:
-    if not conds:
-        return None
-    out = conds[0]
-    for c in conds[1:]:
-        out = infer_call("AND", [out, c])
-    return out

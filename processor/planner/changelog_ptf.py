@@ -74,7 +74,7 @@ class ChangelogFunction(L.LNode):
 
 def changelog_relation(binder, call: exp.Anonymous, node: exp.Expr):  # noqa: ANN001, ANN201 - FromBinder -> Rel
     """The relation of a TO_CHANGELOG / FROM_CHANGELOG call in FROM."""
-    from deltaflow.processor.planner.binder import Rel, fields_of
+    from deltaflow.processor.planner.relation import Rel, fields_of
 
     name = str(call.this).upper()
     at = position(node)

@@ -94,7 +94,7 @@ class Correlate(L.LNode):
 def bind_lateral(binder: Any, left: Any, join: exp.Join) -> Any:  # noqa: ANN401 - FromBinder, Rel
     """``left`` joined with ``LATERAL TABLE(f(...))``: the Rel of a Correlate (and a Calc over
     it for an inner join's ON condition other than TRUE)."""
-    from deltaflow.processor.planner.binder import Rel, unique_fields
+    from deltaflow.processor.planner.relation import Rel, unique_fields
 
     lateral: exp.Lateral = join.this
     call = lateral.this

@@ -20,7 +20,7 @@ from deltaflow.processor.exprs.nodes import InputRef
 from deltaflow.processor.plan import WindowSpec
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import ScopeColumn, bind
-from deltaflow.processor.planner.binder import Rel
+from deltaflow.processor.planner.relation import Rel
 from deltaflow.processor.sql.errors import position
 
 _KINDS = ("TUMBLE", "HOP", "SESSION")

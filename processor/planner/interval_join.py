@@ -20,7 +20,7 @@ from deltaflow.processor.exprs.coercion import INTERVAL_DAY_TIME
 from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, Literal
 from deltaflow.processor.plan import Key, Mode
 from deltaflow.processor.planner import logical as L
-from deltaflow.processor.planner.binder import and_all, conjuncts_of
+from deltaflow.processor.planner.relation import and_all, conjuncts_of
 
 _FLIP = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
 

@@ -14,7 +14,7 @@ from deltaflow.processor.exprs.functions import is_deterministic
 from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, UdfCall, children, input_refs
 from deltaflow.processor.plan import Field
 from deltaflow.processor.planner import logical as L
-from deltaflow.processor.planner.binder import and_all, conjuncts_of, unique_fields
+from deltaflow.processor.planner.relation import and_all, conjuncts_of, unique_fields
 
 
 def lookup_join_node(left: L.LNode, table, join_type: str, keys, out) -> L.LNode:  # noqa: ANN001

@@ -27,7 +27,7 @@ from deltaflow.processor.planner.aggregate import (
     _is_distinct,
 )
 from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
-from deltaflow.processor.planner.binder import Rel, fields_of
+from deltaflow.processor.planner.relation import Rel, fields_of
 from deltaflow.processor.sql.errors import position
 
 

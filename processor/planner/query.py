@@ -10,7 +10,7 @@ from deltaflow.processor.exprs.nodes import input_refs
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.aggregate import bind_aggregate, has_aggregate
 from deltaflow.processor.planner.bind_exprs import bind
-from deltaflow.processor.planner.binder import FromBinder, Rel, fields_of
+from deltaflow.processor.planner.binder import FromBinder
 from deltaflow.processor.planner.catalog import Catalog
 from deltaflow.processor.planner.group_windows import (
     bind_group_window,
@@ -19,6 +19,7 @@ from deltaflow.processor.planner.group_windows import (
 )
 from deltaflow.processor.planner.grouping_sets import expand_grouping_sets
 from deltaflow.processor.planner.over_agg import bind_over, has_over
+from deltaflow.processor.planner.relation import Rel, fields_of
 from deltaflow.processor.planner.relops import (
     Functions,
     expand_star,

@@ -13,7 +13,7 @@ from deltaflow.processor.exprs.nodes import Call, Expr, InputRef
 from deltaflow.processor.plan import Field
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import ScopeColumn, bind
-from deltaflow.processor.planner.binder import Rel, and_all, conjuncts_of, fields_of
+from deltaflow.processor.planner.relation import Rel, and_all, conjuncts_of, fields_of
 from deltaflow.processor.sql.errors import position
 
 Functions = dict[str, str]

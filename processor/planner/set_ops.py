@@ -20,7 +20,7 @@ from deltaflow.processor.exprs.nodes import Expr, InputRef, Literal
 from deltaflow.processor.plan import AggCall, Field
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import ScopeColumn
-from deltaflow.processor.planner.binder import Rel, fields_of
+from deltaflow.processor.planner.relation import Rel, fields_of
 from deltaflow.processor.planner.relops import cast_rel
 from deltaflow.processor.sql.errors import position
 

@@ -6,7 +6,7 @@ from deltaflow.formats.errors import SqlError
 from deltaflow.formats.types import DataType
 from deltaflow.processor.plan import Field
 from deltaflow.processor.planner import logical as L
-from deltaflow.processor.planner.binder import Rel
+from deltaflow.processor.planner.relation import Rel
 from deltaflow.processor.planner.relops import cast_rel
 from deltaflow.processor.sql.ddl import Column
 from deltaflow.processor.sql.errors import closest

@@ -8,7 +8,7 @@ from sqlglot import exp
 
 from deltaflow.formats.errors import SqlError
 from deltaflow.processor.planner import logical as L
-from deltaflow.processor.planner.binder import Rel, fields_of
+from deltaflow.processor.planner.relation import Rel, fields_of
 from deltaflow.processor.sql.errors import position
 
 _NO_SORT = (

@@ -15,8 +15,8 @@ from deltaflow.processor import plan as P
 from deltaflow.processor.exprs.nodes import Expr
 from deltaflow.processor.plan import Key, Mode
 from deltaflow.processor.planner import logical as L
-from deltaflow.processor.planner.binder import Rel, unique_fields
 from deltaflow.processor.planner.catalog import CHANGELOG_FORMATS
+from deltaflow.processor.planner.relation import Rel, unique_fields
 from deltaflow.processor.sql.errors import position
 
 

@@ -10,7 +10,7 @@ from deltaflow.formats.errors import SqlError
 from deltaflow.formats.types import BIGINT, DataType
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
-from deltaflow.processor.planner.binder import Rel, fields_of
+from deltaflow.processor.planner.relation import Rel, fields_of
 from deltaflow.processor.planner.relops import (
     expand_star,
     filter_rel,

@@ -27,7 +27,7 @@ _TARGETS = {
 
 
 def bind_unnest(binder: Any, left: Any, join: exp.Join) -> Any:  # noqa: ANN401 - FromBinder, Rel
-    from deltaflow.processor.planner.binder import Rel, unique_fields
+    from deltaflow.processor.planner.relation import Rel, unique_fields
 
     node: exp.Unnest = join.this
     if len(node.expressions) != 1 or node.args.get("offset"):

@@ -15,7 +15,7 @@ from deltaflow.processor.exprs.nodes import Expr, InputRef
 from deltaflow.processor.plan import AggCall, Field, WindowSpec
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import ScopeColumn
-from deltaflow.processor.planner.binder import Rel, fields_of
+from deltaflow.processor.planner.relation import Rel, fields_of
 
 
 def grouped_bounds(rel: Rel, refs: list[Expr]) -> tuple[int, int, WindowSpec] | None:

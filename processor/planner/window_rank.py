@@ -14,7 +14,7 @@ from deltaflow.processor import plan as P
 from deltaflow.processor.exprs.nodes import InputRef
 from deltaflow.processor.plan import Key, Mode, WindowSpec
 from deltaflow.processor.planner import logical as L
-from deltaflow.processor.planner.binder import Rel
+from deltaflow.processor.planner.relation import Rel
 from deltaflow.processor.planner.window_props import grouped_bounds
 
 

@@ -53,7 +53,7 @@ def window_arguments(call: exp.Anonymous, node: exp.Expr) -> tuple[str, dict[str
 
 
 def window_relation(binder, call: exp.Anonymous, node: exp.Expr):  # noqa: ANN001, ANN201 - FromBinder -> Rel
-    from deltaflow.processor.planner.binder import Rel
+    from deltaflow.processor.planner.relation import Rel
 
     kind, args = window_arguments(call, node)
     data, keys = args["DATA"], []

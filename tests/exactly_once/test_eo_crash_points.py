@@ -22,6 +22,7 @@ from eo_harness import (
     write_job,
 )
 from job_process import stderr_of
+from tests_support import wait_ready
 
 from deltaflow.connectors.broker import ensure_topics
 from deltaflow.state.backend import StateBackend
@@ -51,8 +52,8 @@ def test_a_crash_at_each_step_is_recovered_exactly_once(
         assert (backend.meta(PENDING_KEY) is not None) == PENDING_AFTER[point]
     proc = start(job, state)
     expected = expected_table(events)
+    wait_ready(proc, proc.log_path)  # a roll forward may leave nothing to redo: SIGTERM soon
     deadline = time.monotonic() + 60
-    time.sleep(2)
     try:
         while read_upsert_log(broker, names["upsert"])[0] != expected:
             assert time.monotonic() < deadline, "the restarted job did not catch up"

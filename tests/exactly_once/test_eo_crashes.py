@@ -31,6 +31,7 @@ from eo_harness import (
     write_job,
 )
 from job_process import stderr_of
+from tests_support import wait_ready
 
 from deltaflow.connectors.broker import ensure_topics
 
@@ -83,7 +84,7 @@ def test_sigkills_inside_and_outside_checkpoints_lose_and_duplicate_nothing(name
         inside += how.startswith("step")
     feeder.join()
     proc = start(job, state)
-    time.sleep(3)  # past start-up: its stop handlers are installed and it has caught up
+    wait_ready(proc, proc.log_path)
     expected = expected_table(events)
     deadline = time.monotonic() + 90
     try:

@@ -28,6 +28,7 @@ from eo_harness import start
 from job_process import stderr_of
 from test_alo_stop_in_outage import restart_counts_all, stops_while_waiting
 from test_eo_broker_outage import produce, wait_for
+from tests_support import wait_ready
 
 from deltaflow.connectors.broker import ensure_topics
 
@@ -119,7 +120,7 @@ def test_each_dead_letter_is_committed_once_across_sigkills(names, tmp_path):
     expected = {m: sum(1 for i in range(ORDERS) if i % 5 == m and i not in poisons)
                 for m in range(5)}  # fmt: skip
     proc = start(job, state)
-    time.sleep(3)  # past start-up: its stop handlers are installed
+    wait_ready(proc, proc.log_path)
     deadline = time.monotonic() + 60
     try:
         while counts_from_log(names["bootstrap"], names["log"]) != expected:

@@ -115,7 +115,7 @@ def run(sql: str, broker: str, state, topic: str, records: int) -> None:
     thread = threading.Thread(target=body, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
-    source = next(iter(job.sources.values()))
+    source = next(iter(job.inputs.sources.values()))
     while not failed and source.next.get((topic, 0), 0) < records:
         assert time.monotonic() < deadline, "the job did not read its records in time"
         time.sleep(0.02)

@@ -12,13 +12,12 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from confluent_kafka import Producer
+from tests_support import wait_ready
 
 from deltaflow.connectors.broker import ensure_topics, free_port
-from deltaflow.state.lock import holder
 
 CMD = [sys.executable, "-m", "deltaflow.processor", "run"]
 JOB = """
@@ -105,13 +104,6 @@ def test_dead_letters_are_reported_with_their_count_and_topic(broker, new_topic,
     )
 
 
-def wait_for_lock(state: Path, pid: int) -> None:
-    deadline = time.monotonic() + 30
-    while holder(state) != pid:
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
-
-
 def test_a_job_fenced_by_another_with_its_prefix_says_so(broker, new_topic, tmp_path):
     src, dst, prefix = new_topic("orders"), new_topic("totals"), new_topic("shared")
     ensure_topics(broker, [src, dst])
@@ -128,8 +120,8 @@ def test_a_job_fenced_by_another_with_its_prefix_says_so(broker, new_topic, tmp_
                 proc = subprocess.Popen([*CMD, str(job), "--state-dir", str(tmp_path / name),
                                          "--quiet"], stderr=log)  # fmt: skip
             procs.append(proc)
-            wait_for_lock(tmp_path / name, proc.pid)
-            time.sleep(3)  # the second one's init_transactions fences the first
+            # ready: its init_transactions ran, so the second one has fenced the first
+            wait_ready(proc, tmp_path / f"{name}.log")
         produce(broker, src, [3, 4])  # the first one's next transaction meets the fence
         first, second = procs
         assert first.wait(60) == 2

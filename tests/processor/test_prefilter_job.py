@@ -70,7 +70,7 @@ def run(broker, new_topic, tmp_path, extra: str = "", out_extra: str = "", selec
     sql = JOB.format(src=src, dst=dst, bs=broker, extra=extra, out_extra=out_extra,
                      select_extra=select_extra)  # fmt: skip
     job = Job(plan_job(sql).plan, JobOptions(state_dir=tmp_path / "s", bootstrap=broker))
-    decoder = next(iter(job.sources.values())).value_decoder
+    decoder = next(iter(job.inputs.sources.values())).value_decoder
     job.run()
     images = sum(2 if c["op"] == "u" else 1 for c in changes)
     return fold_upsert_topic(broker, dst), changes, job.stats.total_in, images, decoder

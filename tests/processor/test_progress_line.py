@@ -75,7 +75,7 @@ def line_after_run(broker: str, src: str, mode: str, state) -> str:
 
 def read(job: Job) -> int:
     """Records the job's sources have read (offsets past their start)."""
-    return sum(source.progress()[0] for source in list(job.sources.values()))
+    return sum(source.progress()[0] for source in list(job.inputs.sources.values()))
 
 
 @pytest.mark.parametrize("mode", ["count", "policy"])

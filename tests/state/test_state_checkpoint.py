@@ -35,7 +35,7 @@ WRITER = textwrap.dedent(
         for i in range({KEYS}):
             agg.put((i,), (epoch, "x" * (epoch % 50)))
         log.put((epoch,), epoch)
-        checkpointer.checkpoint(epoch, {{"orders:0": epoch * {KEYS}}}, {{"note": "e%d" % epoch}})
+        checkpointer.commit(epoch, {{"orders:0": epoch * {KEYS}}}, {{"note": "e%d" % epoch}})
         if epoch % 5 == 0:
             print(epoch, flush=True)
     """
@@ -102,7 +102,11 @@ TRANSACTIONAL_WRITER = textwrap.dedent(
         for i in range({KEYS}):
             agg.put((i,), (epoch, "x" * (epoch % 50)))
         log.put((epoch,), epoch)
-        checkpointer.checkpoint(epoch, {{"orders:0": epoch * {KEYS}}}, {{"note": "e%d" % epoch}}, commit_sink)
+        # steps 2 to 4 of the job's checkpoint (processor/job.py: Job.checkpoint)
+        offsets = {{"orders:0": epoch * {KEYS}}}
+        checkpointer.commit(epoch, offsets, {{"note": "e%d" % epoch}}, pending=True)
+        commit_sink()
+        checkpointer.finalize()
         if epoch % 5 == 0:
             print(epoch, flush=True)
     """
@@ -140,7 +144,7 @@ def test_pending_epoch_rolls_back_unless_sink_committed(tmp_path) -> None:
         table = backend.table("t")
         table.put((1,), "one")
         table.put((2,), "two")
-        checkpointer.checkpoint(1, {"src": 10}, commit_sink=lambda: None)
+        transactional_checkpoint(checkpointer, 1, {"src": 10})
         table.put((1,), "ONE")
         table.delete((2,))
         table.put((3,), "three")
@@ -149,7 +153,7 @@ def test_pending_epoch_rolls_back_unless_sink_committed(tmp_path) -> None:
             raise KeyboardInterrupt  # the job dies after step 2, before the sink commits
 
         with pytest.raises(KeyboardInterrupt):
-            checkpointer.checkpoint(2, {"src": 20}, {"note": "second"}, commit_sink=crash)
+            transactional_checkpoint(checkpointer, 2, {"src": 20}, {"note": "second"}, crash)
     with StateBackend(tmp_path / "s") as backend:
         assert Checkpointer(backend).restore(lambda epoch: False) == (1, {"src": 10})
         assert backend.table("t").items() == [((1,), "one"), ((2,), "two")]
@@ -161,10 +165,10 @@ def test_pending_epoch_is_kept_when_sink_committed(tmp_path) -> None:
     with StateBackend(tmp_path / "s") as backend:
         checkpointer = Checkpointer(backend)
         backend.table("t").put((1,), "one")
-        checkpointer.checkpoint(1, {"src": 10}, commit_sink=lambda: None)
+        transactional_checkpoint(checkpointer, 1, {"src": 10})
         backend.table("t").put((1,), "ONE")
         with pytest.raises(KeyboardInterrupt):
-            checkpointer.checkpoint(2, {"src": 20}, commit_sink=_interrupt)
+            transactional_checkpoint(checkpointer, 2, {"src": 20}, commit_sink=_interrupt)
     with StateBackend(tmp_path / "s") as backend:
         assert Checkpointer(backend).restore(lambda epoch: epoch == 2) == (2, {"src": 20})
         assert backend.table("t").items() == [((1,), "ONE")]
@@ -173,6 +177,15 @@ def test_pending_epoch_is_kept_when_sink_committed(tmp_path) -> None:
 
 def _interrupt() -> None:
     raise KeyboardInterrupt
+
+
+def transactional_checkpoint(checkpointer, epoch, offsets, extra=None, commit_sink=None) -> None:
+    """Steps 2 to 4 of a checkpoint with a Kafka transaction (``Job.checkpoint``):
+    ``commit_sink`` stands for step 3, the transaction's commit."""
+    checkpointer.commit(epoch, offsets, extra, pending=True)
+    if commit_sink is not None:
+        commit_sink()
+    checkpointer.finalize()
 
 
 def test_restore_of_fresh_directory_is_none(tmp_path) -> None:
@@ -184,7 +197,7 @@ def test_restore_drops_uncommitted_writes(tmp_path) -> None:
     with StateBackend(tmp_path / "s") as backend:
         checkpointer = Checkpointer(backend)
         backend.table("t").put((1,), "kept")
-        checkpointer.checkpoint(1, {"src": 10})
+        checkpointer.commit(1, {"src": 10})
         backend.table("t").put((1,), "lost")
         assert checkpointer.restore() == (1, {"src": 10})
         assert backend.table("t").get((1,)) == "kept"
@@ -193,9 +206,9 @@ def test_restore_drops_uncommitted_writes(tmp_path) -> None:
 def test_epoch_must_move_forward(tmp_path) -> None:
     with StateBackend(tmp_path / "s") as backend:
         checkpointer = Checkpointer(backend)
-        checkpointer.checkpoint(4, {"src": 1})
+        checkpointer.commit(4, {"src": 1})
         with pytest.raises(StateError, match="epoch 4 is not after the last committed epoch 4"):
-            checkpointer.checkpoint(4, {"src": 2})
+            checkpointer.commit(4, {"src": 2})
         assert checkpointer.restore() == (4, {"src": 1})
 
 
@@ -209,14 +222,14 @@ FULL_DISK = textwrap.dedent(
     backend = StateBackend(sys.argv[1])
     checkpointer = Checkpointer(backend)
     backend.table("t").put((0,), "small")
-    checkpointer.checkpoint(1, {"src": 1})
+    checkpointer.commit(1, {"src": 1})
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
     limit = 2 * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
     for i in range(1, 3000):
         backend.table("t").put((i,), "y" * 2000)
     try:
-        checkpointer.checkpoint(2, {"src": 2})
+        checkpointer.commit(2, {"src": 2})
     except StateError as err:
         print(err)
         sys.exit(0)

@@ -50,7 +50,7 @@ def test_the_set_is_checkpointed_and_rolled_back_with_the_state(tmp_path):
     keys = KeySet(backend, "orders", INT)
     keys.mark_complete()
     keys.apply([INS, INS], [(1,), (2,)], drop=True)
-    Checkpointer(backend).checkpoint(1, {"0": 2})
+    Checkpointer(backend).commit(1, {"0": 2})
     # epoch 2 deletes 1 and is left pending (its Kafka transaction never committed)
     keys.apply([D], [(1,)], drop=True)
     backend.commit({"checkpoint.pending": 2, "epoch": 2}, undo=True)
