@@ -13,8 +13,9 @@ from deltaflow.processor.exprs import lib_temporal as lt
 from deltaflow.processor.exprs.codegen import GENERATORS, Gen, generator
 from deltaflow.processor.exprs.coercion import INT_BITS
 from deltaflow.processor.exprs.errors import EvalError
+from deltaflow.processor.exprs.lib_date_format import compile_pattern
 from deltaflow.processor.exprs.lib_numeric import wrap_text
-from deltaflow.processor.exprs.nodes import Call
+from deltaflow.processor.exprs.nodes import Call, Literal
 from deltaflow.processor.exprs.signatures import symbol_value
 
 # NULL in, NULL out: a template over the operand texts ({0}, {1}, ...) or a helper called
@@ -234,6 +235,12 @@ def _date_format(g: Gen, c: Call) -> str:
     if arg.type.root in STRING_ROOTS:
         g.ns["_fmt_text"] = _format_text
         return g.strict(c.operands, lambda a, f: f"_fmt_text({a}, {f})")
+    pattern = c.operands[1]
+    if isinstance(pattern, Literal) and type(pattern.value) is str:
+        fmt = g.bind(compile_pattern(pattern.value), "_datefmt")
+        if arg.type.root == TIMESTAMP_LTZ:
+            return g.strict(c.operands[:1], lambda a: f"{fmt}(_t.to_local({a}, _tz))")
+        return g.strict(c.operands[:1], lambda a: f"{fmt}({a})")
     if arg.type.root == TIMESTAMP_LTZ:
         return g.strict(c.operands, lambda a, f: f"_t.format_pattern(_t.to_local({a}, _tz), {f})")
     return g.strict(c.operands, lambda a, f: f"_t.format_pattern({a}, {f})")
