@@ -6,7 +6,13 @@ import random
 import time
 import uuid
 
-from deltaflow.formats.types import DECIMAL, INTEGER_ROOTS, STRING_ROOTS, TIMESTAMP_LTZ
+from deltaflow.formats.types import (
+    DECIMAL,
+    INTEGER_ROOTS,
+    STRING_ROOTS,
+    TIMESTAMP,
+    TIMESTAMP_LTZ,
+)
 from deltaflow.processor.exprs import lib_numeric as ln
 from deltaflow.processor.exprs import lib_strings as ls
 from deltaflow.processor.exprs import lib_temporal as lt
@@ -330,9 +336,26 @@ def _extract(g: Gen, c: Call) -> str:
         unit, arg = symbol_value(c.operands[0]), c.operands[1]
     else:
         unit, arg = _EXTRACT_FUNCTIONS[c.op], c.operands[0]
+    field = _DATETIME_FIELDS.get(unit) if arg.type.root in (TIMESTAMP, TIMESTAMP_LTZ) else None
+    if field is not None:  # a datetime's own field, read in place (what _t.extract gives)
+        if arg.type.root == TIMESTAMP_LTZ:
+            return g.strict([arg], lambda a: field.format(f"_t.to_local({a}, _tz)"))
+        return g.strict([arg], lambda a: field.format(a))
     if arg.type.root == TIMESTAMP_LTZ:
         return g.strict([arg], lambda a: f"_t.extract({unit!r}, _t.to_local({a}, _tz))")
     return g.strict([arg], lambda a: f"_t.extract({unit!r}, {a})")
+
+
+_DATETIME_FIELDS = {
+    "YEAR": "{}.year",
+    "MONTH": "{}.month",
+    "DAY": "{}.day",
+    "DAYOFMONTH": "{}.day",
+    "HOUR": "{}.hour",
+    "MINUTE": "{}.minute",
+    "SECOND": "{}.second",
+    "QUARTER": "(({}.month + 2) // 3)",
+}
 
 
 @generator("TIMESTAMPADD")

@@ -16,7 +16,7 @@ import calendar
 import functools
 from collections.abc import Callable
 
-from deltaflow.processor.exprs.lib_temporal import _tokens
+from deltaflow.processor.exprs.lib_temporal import _tokens, format_timestamp
 
 DAYS_KEPT = 4096
 _DATE_LETTERS = frozenset("yMdED")
@@ -90,3 +90,31 @@ def compile_pattern(pattern: str) -> Callable[[object], str]:
     exec(compile(source, f"<date_format {pattern!r}>", "exec"), scope)  # noqa: S102 - pattern letters only
     by_day = letters <= _DATE_LETTERS
     return scope["by_day" if by_day else "fmt"]  # type: ignore[return-value]
+
+
+_TIMESTAMP = "%04d-%02d-%02d %02d:%02d:%02d"
+
+
+def timestamp_text(precision: int) -> Callable[[object], str]:
+    """CAST(TIMESTAMP(p) AS STRING) as ``lib_temporal.format_timestamp`` writes it, by one
+    ``%`` format instead of ``strftime`` (years before 1000, which ``strftime`` writes
+    without padding, and precisions past 6, which read nanoseconds, go to it as before)."""
+    if precision > 6:
+        return lambda v: format_timestamp(v, precision)  # type: ignore[arg-type]
+    if precision <= 0:
+
+        def whole(v):  # type: ignore[no-untyped-def]
+            if v.year < 1000:
+                return format_timestamp(v, precision)
+            return _TIMESTAMP % (v.year, v.month, v.day, v.hour, v.minute, v.second)
+
+        return whole
+    digits = precision
+
+    def fraction(v):  # type: ignore[no-untyped-def]
+        if v.year < 1000:
+            return format_timestamp(v, precision)
+        stamp = _TIMESTAMP % (v.year, v.month, v.day, v.hour, v.minute, v.second)
+        return stamp + "." + f"{v.microsecond:06d}"[:digits]
+
+    return fraction
