@@ -45,6 +45,7 @@ from deltaflow.processor.exprs.coercion import (
     INTERVAL_YEAR_MONTH,
 )
 from deltaflow.processor.exprs.errors import EvalError
+from deltaflow.processor.exprs.lib_date_format import timestamp_text
 from deltaflow.processor.exprs.lib_numeric import exponent, fit, wrap
 
 Fn = Callable[[object], object]
@@ -173,9 +174,10 @@ def value_to_string(src: DataType, tz: dt.tzinfo) -> Callable[[object], str]:
     if s in APPROX_ROOTS:
         return java_float if s == FLOAT else java_double  # type: ignore[return-value]
     if s == TIMESTAMP:
-        return lambda v: tl.format_timestamp(v, precision)  # type: ignore[arg-type]
+        return timestamp_text(precision)
     if s == TIMESTAMP_LTZ:
-        return lambda v: tl.format_timestamp(tl.to_local(v, tz), precision)  # type: ignore[arg-type]
+        text = timestamp_text(precision)
+        return lambda v: text(tl.to_local(v, tz))  # type: ignore[arg-type]
     if s == TIME:
         return lambda v: tl.format_time(v, src.precision or 0)  # type: ignore[arg-type]
     if s == DATE:

@@ -6,14 +6,22 @@ import random
 import time
 import uuid
 
-from deltaflow.formats.types import DECIMAL, INT_BITS, INTEGER_ROOTS, STRING_ROOTS, TIMESTAMP_LTZ
+from deltaflow.formats.types import (
+    DECIMAL,
+    INT_BITS,
+    INTEGER_ROOTS,
+    STRING_ROOTS,
+    TIMESTAMP,
+    TIMESTAMP_LTZ,
+)
 from deltaflow.processor.exprs import lib_numeric as ln
 from deltaflow.processor.exprs import lib_strings as ls
 from deltaflow.processor.exprs import lib_temporal as lt
 from deltaflow.processor.exprs.codegen import GENERATORS, Gen, generator
 from deltaflow.processor.exprs.errors import EvalError
+from deltaflow.processor.exprs.lib_date_format import compile_pattern
 from deltaflow.processor.exprs.lib_numeric import wrap_text
-from deltaflow.processor.exprs.nodes import Call
+from deltaflow.processor.exprs.nodes import Call, Literal
 from deltaflow.processor.exprs.signatures import symbol_value
 
 # NULL in, NULL out: a template over the operand texts ({0}, {1}, ...) or a helper called
@@ -233,6 +241,12 @@ def _date_format(g: Gen, c: Call) -> str:
     if arg.type.root in STRING_ROOTS:
         g.ns["_fmt_text"] = _format_text
         return g.strict(c.operands, lambda a, f: f"_fmt_text({a}, {f})")
+    pattern = c.operands[1]
+    if isinstance(pattern, Literal) and type(pattern.value) is str:
+        fmt = g.bind(compile_pattern(pattern.value), "_datefmt")
+        if arg.type.root == TIMESTAMP_LTZ:
+            return g.strict(c.operands[:1], lambda a: f"{fmt}(_t.to_local({a}, _tz))")
+        return g.strict(c.operands[:1], lambda a: f"{fmt}({a})")
     if arg.type.root == TIMESTAMP_LTZ:
         return g.strict(c.operands, lambda a, f: f"_t.format_pattern(_t.to_local({a}, _tz), {f})")
     return g.strict(c.operands, lambda a, f: f"_t.format_pattern({a}, {f})")
@@ -322,9 +336,26 @@ def _extract(g: Gen, c: Call) -> str:
         unit, arg = symbol_value(c.operands[0]), c.operands[1]
     else:
         unit, arg = _EXTRACT_FUNCTIONS[c.op], c.operands[0]
+    field = _DATETIME_FIELDS.get(unit) if arg.type.root in (TIMESTAMP, TIMESTAMP_LTZ) else None
+    if field is not None:  # a datetime's own field, read in place (what _t.extract gives)
+        if arg.type.root == TIMESTAMP_LTZ:
+            return g.strict([arg], lambda a: field.format(f"_t.to_local({a}, _tz)"))
+        return g.strict([arg], lambda a: field.format(a))
     if arg.type.root == TIMESTAMP_LTZ:
         return g.strict([arg], lambda a: f"_t.extract({unit!r}, _t.to_local({a}, _tz))")
     return g.strict([arg], lambda a: f"_t.extract({unit!r}, {a})")
+
+
+_DATETIME_FIELDS = {
+    "YEAR": "{}.year",
+    "MONTH": "{}.month",
+    "DAY": "{}.day",
+    "DAYOFMONTH": "{}.day",
+    "HOUR": "{}.hour",
+    "MINUTE": "{}.minute",
+    "SECOND": "{}.second",
+    "QUARTER": "(({}.month + 2) // 3)",
+}
 
 
 @generator("TIMESTAMPADD")

@@ -131,35 +131,71 @@ class Avg(Sum):
         return float(total) / count
 
 
-class MinMax:
-    """MIN/MAX with retraction: value -> count of copies."""
+class _Counts(dict):
+    """MIN/MAX's accumulator: value -> count of copies, and ``best`` (the current result,
+    or ``UNKNOWN`` until it is next needed)."""
 
-    def __init__(self, pick: Callable) -> None:
+    __slots__ = ("best",)
+
+
+UNKNOWN = object()
+
+
+class MinMax:
+    """MIN/MAX with retraction: value -> count of copies.
+
+    The result is kept with the counts (``_Counts.best``): an addition that beats it
+    replaces it, a retraction of its last copy forgets it, and only then does the next
+    result scan the values (``pick``), so a group with many distinct values is not
+    scanned per emitted row. The result is the one ``pick`` gives: the strict
+    comparison (``>`` for MAX, ``<`` for MIN) that ``max``/``min`` use. FLOAT and DOUBLE
+    scan every time (``cached`` False): with a NaN among the values the result of
+    ``max`` depends on their order.
+    """
+
+    def __init__(self, pick: Callable, cached: bool = True) -> None:
         self.pick = pick
+        self.beats = operator.gt if pick is max else operator.lt
+        self.cached = cached
 
     def init(self):
-        return {}
+        acc = _Counts()
+        acc.best = UNKNOWN
+        return acc
 
     def add(self, acc, v):
         acc[v] = acc.get(v, 0) + 1
+        best = acc.best
+        if best is not UNKNOWN and self.beats(v, best):
+            acc.best = v
         return acc
 
     def retract(self, acc, v):
         n = acc.get(v, 0)
         if n <= 1:
-            acc.pop(v, None)
+            if acc.pop(v, UNKNOWN) is not UNKNOWN and acc.best is not UNKNOWN and v == acc.best:
+                acc.best = UNKNOWN
         else:
             acc[v] = n - 1
         return acc
 
     def value(self, acc):
-        return self.pick(acc) if acc else None
+        if not acc:
+            return None
+        if not self.cached:
+            return self.pick(acc)
+        best = acc.best
+        if best is UNKNOWN:
+            best = acc.best = self.pick(acc)
+        return best
 
     def dump(self, acc):
         return [[k, n] for k, n in acc.items()]
 
     def load(self, raw):
-        return {k: n for k, n in raw}
+        acc = _Counts((k, n) for k, n in raw)
+        acc.best = UNKNOWN
+        return acc
 
 
 class Ordered:
@@ -295,10 +331,9 @@ def make_function(call: AggCall, arg_type: DataType | None):
         return Sum(call.type, zero_when_empty=name != "SUM")
     if name == "AVG":
         return Avg(call.type)
-    if name == "MIN":
-        return MinMax(min)
-    if name == "MAX":
-        return MinMax(max)
+    if name in ("MIN", "MAX"):
+        cached = arg_type is None or arg_type.root not in APPROX_ROOTS
+        return MinMax(min if name == "MIN" else max, cached)
     if name == "LISTAGG" and len(call.args) == 2:
         return ListAggWs()
     if name == "LISTAGG":

@@ -62,6 +62,35 @@ def _row_count(call: AggCall, fn: object) -> bool:
     return type(fn) is Count and not call.args and call.filter_arg is None
 
 
+def _distinct_count(fn: object) -> bool:
+    """COUNT(DISTINCT x): folded inline on its ``[value -> copies, count]`` slot."""
+    return type(fn) is Distinct and type(fn.inner) is Count
+
+
+def _distinct_count_lines(retract: bool, at: str, slot: str) -> list[str]:
+    """``Distinct.add``/``retract`` of a COUNT, written out: the count moves when a value's
+    copies go 0 -> 1 or 1 -> 0 (``v`` is not NULL here)."""
+    if not retract:
+        return [
+            f"{at}d = {slot}",
+            f"{at}s = d[0]",
+            f"{at}if (n := s.get(v, 0)):",
+            f"{at}    s[v] = n + 1",
+            f"{at}else:",
+            f"{at}    s[v] = 1",
+            f"{at}    d[1] += 1",
+        ]
+    return [
+        f"{at}d = {slot}",
+        f"{at}s = d[0]",
+        f"{at}if (n := s.get(v, 0)) == 1:",
+        f"{at}    del s[v]",
+        f"{at}    d[1] -= 1",
+        f"{at}elif n:",
+        f"{at}    s[v] = n - 1",
+    ]
+
+
 def exact_decimal_sum(fn: object, call: AggCall, arg_type: DataType | None) -> bool:
     """A SUM/SUM0 whose result is its running total as is (see the module docstring)."""
     return (
@@ -179,6 +208,8 @@ class Aggregates:
             lines.append(f"{at}if (v := {get}) is not None:")
             if type(fn) is Count:
                 lines.append(f"{at}    {acc}[{slot}] {sign}= 1")
+            elif _distinct_count(fn):
+                lines += _distinct_count_lines(retract, f"{at}    ", f"{acc}[{slot}]")
             elif type(fn) in (Sum, Avg):
                 lines.append(f"{at}    a = {acc}[{slot}]")
                 if fn.dtype.root == DECIMAL and not wide_context:
@@ -201,6 +232,8 @@ class Aggregates:
                 parts.append(f"{acc}[0]")
             elif type(fn) is Count:
                 parts.append(a)
+            elif _distinct_count(fn):
+                parts.append(f"{a}[1]")
             elif exact_decimal_sum(fn, call, arg_type):
                 parts.append(f"({a}[0] if {a}[1] else _empty{slot})")
             elif _integer_sum(fn, call, arg_type):

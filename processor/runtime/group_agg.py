@@ -20,6 +20,13 @@ The loop over a batch is ONE generated function per operator (``_compile_per_rec
 are written inline for the job's aggregate list, so a record costs a few bytecodes and
 no call per aggregate. A Calc that only selects columns for this node (``fused``) is
 folded into it: the operator reads the Calc's input rows at the selected positions.
+
+Accumulators that are not state values as they are (DISTINCT value counts, MIN/MAX
+counts, LISTAGG lists: ``Aggregates.plain`` is false) stay live between batches when
+state TTL is off (``_LiveAccs``): the table buffers the accumulator objects themselves
+and dumps each once per checkpoint, and keeps up to ``KEEP_GROUPS`` committed ones
+decoded, so a group's DISTINCT sets are not rebuilt and re-listed in every batch. The
+bytes written are the same.
 """
 
 from __future__ import annotations
@@ -40,6 +47,9 @@ from deltaflow.processor.plan import AggCall, Calc, GroupAggregate, column_selec
 from deltaflow.processor.runtime.agg_functions import WIDE
 from deltaflow.processor.runtime.aggs import Aggregates
 from deltaflow.processor.runtime.base import Operator, StateKeys
+from deltaflow.state.values import decode_value, encode_value
+
+KEEP_GROUPS = 50_000  # committed live accumulators kept decoded (see the module docstring)
 
 _EMIT = {"_adds": ADDS, "_I": INSERT, "_UB": UPDATE_BEFORE, "_UA": UPDATE_AFTER, "_D": DELETE}
 
@@ -62,7 +72,12 @@ class GroupAggOperator(Operator):
             keys = tuple(columns[k] for k in keys)
             types = list(fused.inputs[0].types)
         self.aggs = Aggregates(calls, types)
-        self.state = backend.table(f"{node.node_id}:GroupAggregate:acc")
+        name = f"{node.node_id}:GroupAggregate:acc"
+        self.live = not self.aggs.plain and ctx.state_ttl_ms <= 0
+        if self.live:
+            self.state = backend.table(name, _LiveAccs(self.aggs), keep=KEEP_GROUPS)
+        else:
+            self.state = backend.table(name)
         self.state_keys = StateKeys()
         self.update_before = node.emits_update_before
         self.mini_batch = ctx.mini_batch
@@ -101,13 +116,13 @@ class GroupAggOperator(Operator):
 
     def _load(self, encoded: list[bytes]) -> list[list | None]:
         stored = self.state.get_many_encoded(encoded)
-        if self.aggs.plain:  # the stored list is the accumulator
+        if self.aggs.plain or self.live:  # the stored value is the accumulator
             return stored  # type: ignore[return-value]
         load = self.aggs.load
         return [None if raw is None else load(raw) for raw in stored]
 
     def _store(self, encoded: list[bytes], accs: list[list | None]) -> None:
-        dump = None if self.aggs.plain else self.aggs.dump
+        dump = None if self.aggs.plain or self.live else self.aggs.dump
         put, delete = self.state.put_encoded, self.state.delete_encoded
         for kb, acc in zip(encoded, accs, strict=True):
             if acc is None:
@@ -210,6 +225,23 @@ class GroupAggOperator(Operator):
                     out.append(UPDATE_BEFORE, prev)
                 out.append(UPDATE_AFTER, new)
         return out, final
+
+
+class _LiveAccs:
+    """The codec of a table of live accumulators: dumped as state values at the commit,
+    loaded when read from LMDB (see the module docstring)."""
+
+    def __init__(self, aggs: Aggregates) -> None:
+        self.dump, self.load = aggs.dump, aggs.load
+
+    def encode(self, acc: list) -> bytes:
+        return encode_value(self.dump(acc))
+
+    def encode_many(self, accs: list[list]) -> list[bytes]:
+        return list(map(encode_value, map(self.dump, accs)))
+
+    def decode(self, data: bytes) -> list:
+        return self.load(decode_value(data))
 
 
 def _group_ids(columns: tuple[int, ...]):  # noqa: ANN202

@@ -57,7 +57,8 @@ CACHED_KEYS = 200_000
 
 
 class _Side:
-    """One input's rows by join key: key -> {entry key: [copies, matches, row]}.
+    """One input's rows by join key: key -> {entry key: [row, copies, matches]} (the
+    order they are stored in, so the commit writes the entry lists as they are).
 
     The entry key is the row's unique key (``unique``, see the module docstring) or
     else the row itself; rows with ARRAY/MAP columns are entered under a hashable copy
@@ -98,9 +99,9 @@ class _Side:
                 elif type(raw) is dict:
                     cache[key] = raw  # this side's live entries, buffered until the commit
                 elif entry_key is None:
-                    cache[key] = {r: [n, m, r] for r, n, m in raw}
+                    cache[key] = {e[0]: list(e) for e in raw}
                 else:
-                    cache[key] = {entry_key(r): [n, m, r] for r, n, m in raw}
+                    cache[key] = {entry_key(e[0]): list(e) for e in raw}
         for key in encoded:
             loaded[key] = cache[key]
 
@@ -108,7 +109,7 @@ class _Side:
         for key in self.dirty:
             entries = self.loaded[key]
             if entries:
-                self.table.put_encoded(encoded[key], entries if self.live else _listed(entries))
+                self.table.put_encoded(encoded[key], entries if self.live else _copied(entries))
             else:
                 self.table.delete_encoded(encoded[key])
         self.dirty.clear()
@@ -126,9 +127,16 @@ def _unique_getter(types: list, unique_keys: tuple) -> Callable[[tuple], object]
     return itemgetter(*columns)
 
 
-def _listed(entries: dict[tuple, list]) -> list[tuple]:
-    """A side's entries of one key as stored: ``[(row, copies, matches), ...]``."""
-    return [(r, n, m) for n, m, r in entries.values()]
+def _listed(entries: dict[tuple, list]) -> list[list]:
+    """A side's entries of one key as stored, ``[[row, copies, matches], ...]``, at the
+    commit: the entry lists themselves (msgpack writes a list as it writes a tuple)."""
+    return list(entries.values())
+
+
+def _copied(entries: dict[tuple, list]) -> list[tuple]:
+    """The entries as stored, ``[(row, copies, matches), ...]``, copied when put (a table
+    that does not take the live entries encodes later batches' changes otherwise)."""
+    return list(map(tuple, entries.values()))
 
 
 def _table(backend, name: str, types: list, live: bool):
@@ -206,7 +214,7 @@ class JoinOperator(Operator):
         return out
 
     def _matches(self, row: tuple, key: tuple, other: _Side, is_left: bool) -> list:
-        """Entries ``[copies, matches, other_row]`` of the other side that join ``row``."""
+        """Entries ``[other_row, copies, matches]`` of the other side that join ``row``."""
         if None in key:
             return []
         entries = other.loaded[key].values()
@@ -214,8 +222,8 @@ class JoinOperator(Operator):
         if cond is None:
             return list(entries)
         if is_left:
-            return [e for e in entries if cond(row + e[2])]
-        return [e for e in entries if cond(e[2] + row)]
+            return [e for e in entries if cond(row + e[0])]
+        return [e for e in entries if cond(e[0] + row)]
 
     def _one(
         self,
@@ -245,24 +253,24 @@ class JoinOperator(Operator):
     ) -> None:
         rk = mine.entry_key(row)
         entry = entries.get(rk)
-        n_matched = sum(e[0] for e in matches)
+        n_matched = sum(e[1] for e in matches)
         if entry is None:
-            entries[rk] = [1, n_matched, row]
+            entries[rk] = [row, 1, n_matched]
         elif mine.unique is not None:  # the row of this unique key is replaced
-            entry[1], entry[2] = n_matched, row
+            entry[0], entry[2] = row, n_matched
         else:
-            entry[0] += 1
-            entry[1] = n_matched
+            entry[1] += 1
+            entry[2] = n_matched
         if mine.outer and not matches:
             out.append(INSERT, self._pad(row, other.nulls, is_left))
             return
         if other.outer:
             for e in matches:
-                if e[1] == 0:  # the other row's null-padded result is retracted once per copy
-                    padded = self._pad(e[2], mine.nulls, not is_left)
-                    for _ in range(e[0]):
+                if e[2] == 0:  # the other row's null-padded result is retracted once per copy
+                    padded = self._pad(e[0], mine.nulls, not is_left)
+                    for _ in range(e[1]):
                         out.append(DELETE, padded)
-                e[1] += 1
+                e[2] += 1
         self._joined(out, INSERT if (mine.outer or other.outer) else kind, row, matches, is_left)
 
     def _retract(
@@ -271,10 +279,10 @@ class JoinOperator(Operator):
         rk = mine.entry_key(row)
         entry = entries.get(rk)
         if entry is not None:
-            if entry[0] <= 1:
+            if entry[1] <= 1:
                 del entries[rk]
             else:
-                entry[0] -= 1
+                entry[1] -= 1
         if not matches:
             if mine.outer:
                 out.append(DELETE, self._pad(row, other.nulls, is_left))
@@ -282,17 +290,17 @@ class JoinOperator(Operator):
         self._joined(out, DELETE if mine.outer else kind, row, matches, is_left)
         if other.outer:
             for e in matches:
-                if e[1] == 1:  # the other row lost its last match: null-padded again
-                    padded = self._pad(e[2], mine.nulls, not is_left)
-                    for _ in range(e[0]):
+                if e[2] == 1:  # the other row lost its last match: null-padded again
+                    padded = self._pad(e[0], mine.nulls, not is_left)
+                    for _ in range(e[1]):
                         out.append(INSERT, padded)
-                e[1] -= 1
+                e[2] -= 1
 
     @staticmethod
     def _joined(out: Batch, kind: int, row: tuple, matches: list, is_left: bool) -> None:
         for e in matches:
-            joined = row + e[2] if is_left else e[2] + row
-            for _ in range(e[0]):
+            joined = row + e[0] if is_left else e[0] + row
+            for _ in range(e[1]):
                 out.append(kind, joined)
 
 
@@ -315,18 +323,18 @@ def _inner(out: Batch, kinds, rows, keys, mine: _Side, other: _Side, is_left: bo
         if ADDS[kind]:
             matched = 0
             for e in matches.values():
-                matched += e[0]
+                matched += e[1]
             if entry is None:
-                entries[rk] = [1, matched, row]
+                entries[rk] = [row, 1, matched]
             else:
-                entry[0] += 1
-                entry[1] = matched
+                entry[1] += 1
+                entry[2] = matched
         elif entry is not None:
-            if entry[0] <= 1:
+            if entry[1] <= 1:
                 del entries[rk]
             else:
-                entry[0] -= 1
-        for copies, _, other_row in matches.values():
+                entry[1] -= 1
+        for other_row, copies, _ in matches.values():
             joined = row + other_row if is_left else other_row + row
             if copies == 1:
                 out_kinds.append(kind)
@@ -355,12 +363,12 @@ def _compile_inner_unique(left_width: int, project: list[int] | None, is_left: b
     mine.dirty.update(keys)
     for kind, row, key in zip(kinds, rows, keys):
         if _adds[kind]:
-            mine_loaded[key][unique(row)] = [1, 0, row]
+            mine_loaded[key][unique(row)] = [row, 1, 0]
         else:
             mine_loaded[key].pop(unique(row), None)
         if None in key:
             continue
-        for copies, _, o in other_loaded[key].values():
+        for o, copies, _ in other_loaded[key].values():
             joined = {joined}
             if copies == 1:
                 out_kinds.append(kind)
