@@ -177,6 +177,7 @@ class WindowRank(Node):
     # over a window TVF: the input rows get the windows of ``assign`` (window_start,
     # window_end, window_time appended) before ranking
     assign: WindowSpec | None = None
+    keep_last: bool = False  # a window deduplication keeping the last of equal sort keys
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -59,11 +59,6 @@ def window_relation(binder, call: exp.Anonymous, node: exp.Expr):  # noqa: ANN00
     data, keys = args["DATA"], []
     if isinstance(data, exp.Anonymous) and data.this == PARTITIONED:
         data, keys = data.expressions[0], data.expressions[1:]
-    elif kind == "SESSION":
-        raise SqlError(
-            "SESSION windows without PARTITION BY are not supported yet (Flink runs them as a "
-            "WindowTableFunction and a GroupAggregate); write TABLE t PARTITION BY k with the "
-            "GROUP BY keys", *position(node))  # fmt: skip
     base = binder.relation(data)
     scope = base.scope(binder.functions)
     descriptor = args["TIMECOL"]
@@ -105,7 +100,14 @@ def _interval_ms(expr: object, node: exp.Expr) -> int:
 
 def session_keys(spec: WindowSpec, keys: list) -> tuple[int, ...]:
     """A SESSION window's PARTITION BY columns as positions among the GROUP BY keys (bound
-    over the window relation), which must hold them: sessions are per group."""
+    over the window relation), which must hold them: sessions are per group. Without
+    PARTITION BY a session spans all rows, so the GROUP BY has the window bounds only."""
+    if spec.kind == "SESSION" and not spec.partition_keys and keys:
+        raise SqlError(
+            "a SESSION window without PARTITION BY spans all rows, so grouping it by other "
+            "columns is a WindowTableFunction and an updating GroupAggregate in Flink, which "
+            "deltaflow does not run yet; write TABLE t PARTITION BY <those columns> for "
+            "sessions per key", 0, 0)  # fmt: skip
     out = []
     for col in spec.partition_keys:
         at = [i for i, k in enumerate(keys) if isinstance(k, InputRef) and k.index == col]

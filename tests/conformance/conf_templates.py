@@ -657,6 +657,44 @@ TIME = [
 # fmt: on
 
 
+# Issue 18, second round: global SESSION windows (no PARTITION BY, no other keys) and window
+# deduplication (ROW_NUMBER over a window TVF ordered by the event time alone, rank 1), with
+# timestamps tied to whole seconds so equal times decide which row is kept.
+# fmt: off
+TIME2 = [
+    T("session_global_tvf", "session",
+      "SELECT window_start, window_end, COUNT(*), SUM(amt), MAX(product) FROM TABLE(SESSION(TABLE orders, "
+      "DESCRIPTOR(ts), INTERVAL '3' SECOND)) GROUP BY window_start, window_end",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "n BIGINT", "s DECIMAL(38, 2)", "mp STRING"], **_APPEND),
+    T("session_global_group_window", "session",
+      "SELECT SESSION_START(ts, INTERVAL '2' SECOND), SESSION_END(ts, INTERVAL '2' SECOND), COUNT(*), "
+      "MIN(qty), SESSION_ROWTIME(ts, INTERVAL '2' SECOND) FROM orders GROUP BY SESSION(ts, INTERVAL '2' SECOND)",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "n BIGINT", "mq INT", "wt TIMESTAMP(3)"], **_APPEND),
+    T("window_dedup_first", "window",
+      "SELECT window_start, window_end, id, ts, amt FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY "
+      "window_start, window_end ORDER BY ts ASC) AS rn FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '10' SECOND))) WHERE rn <= 1",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "id INT", "ts TIMESTAMP(3)", "amt DECIMAL(10, 2)"],
+      tie_ms=2000, **_APPEND),
+    T("window_dedup_last", "window",
+      "SELECT window_end, cust, id, qty FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, "
+      "window_end, cust ORDER BY ts DESC) AS rn FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '5' SECOND, INTERVAL '10' SECOND))) WHERE rn = 1",
+      ["we TIMESTAMP(3)", "cust INT", "id INT", "qty INT"], tie_ms=2000, **_APPEND),
+    T("window_dedup_last_rn", "window",
+      "SELECT window_start, product, id, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, "
+      "window_end, product ORDER BY ts DESC) AS rn FROM TABLE(CUMULATE(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '5' SECOND, INTERVAL '15' SECOND))) WHERE rn <= 1",
+      ["ws TIMESTAMP(3)", "product STRING", "id INT", "rn BIGINT"], tie_ms=1000, **_APPEND),
+    T("window_dedup_first_partitioned", "window",
+      "SELECT window_start, cust, id, note FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY cust, "
+      "window_start, window_end ORDER BY ts) AS rn FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '6' SECOND))) WHERE rn = 1",
+      ["ws TIMESTAMP(3)", "cust INT", "id INT", "note STRING"], tie_ms=3000, **_APPEND),
+]
+# fmt: on
+
+
 # Nested types built from the orders columns: ROW/ARRAY/MAP constructors, field access through a
 # subquery's ROW column, [] (1-based), CARDINALITY and ELEMENT, grouping by a ROW field.
 _ROW = "CAST(ROW(product, qty) AS ROW<p STRING, q INT>)"
@@ -710,4 +748,5 @@ TEMPLATES: tuple[Template, ...] = tuple(
     + SOURCE_PK
     + TIES
     + TIME
+    + TIME2
 )  # fmt: skip
