@@ -327,6 +327,7 @@ class WindowSpec:
     # these columns of the input row (``time_column`` is then ``start_column``)
     start_column: int | None = None
     end_column: int | None = None
+    proctime: bool = False  # windows of processing time: fired by the wall clock
 
 
 @dataclass(frozen=True, kw_only=True)

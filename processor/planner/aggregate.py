@@ -155,7 +155,7 @@ def _aggregate_node(
     )
     moved = WindowSpec(
         spec.kind, len(pre), spec.size_ms, spec.slide_ms, spec.step_ms, spec.offset_ms,
-        session_keys(spec, pre[:nkeys]),
+        session_keys(spec, pre[:nkeys]), proctime=spec.proctime,
     )  # fmt: skip
     out_cols += rel.columns[-3:]
     return L.WindowAggregate([calc], fields_of(out_cols), window=moved, group_keys=keys, aggs=aggs)

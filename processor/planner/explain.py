@@ -114,7 +114,8 @@ def _window_aggregate(node: L.WindowAggregate) -> str:
     if w.start_column is not None:  # over an earlier window aggregate's window bounds
         bounds = f"win_start=[{names[w.start_column]}], win_end=[{names[w.end_column or 0]}]"
         window = f"{w.kind}({bounds}, {sizes})"
-    times = "start('w$) AS window_start, end('w$) AS window_end, rowtime('w$) AS window_time"
+    kind = "proctime" if w.proctime else "rowtime"
+    times = f"start('w$) AS window_start, end('w$) AS window_end, {kind}('w$) AS window_time"
     retract = node.inputs[0].mode != L.INSERT_ONLY
     return f"WindowAggregate({_group(node)}window=[{window}], select=[{_agg_select(node, retract)}, {times}])"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from deltaflow.formats.errors import PlanError
+from deltaflow.formats.errors import PlanError, SqlError
 from deltaflow.processor import plan as P
 from deltaflow.processor.exprs.nodes import InputRef
 from deltaflow.processor.plan import Key, Mode, WindowSpec
@@ -58,6 +58,9 @@ def tvf_partitioned(rel: Rel, partition: tuple[int, ...]) -> bool:
 def window_rank(rel: Rel, rank: L.Rank) -> WindowRank | None:
     """``rank`` as a WindowRank when its PARTITION BY holds both bounds of one window."""
     if tvf_partitioned(rel, rank.partition_keys):
+        if rel.window.proctime:  # type: ignore[union-attr]
+            raise SqlError("window Top-N and window deduplication over processing-time windows "
+                           "are not supported; use an event-time attribute", 0, 0)  # fmt: skip
         n = len(rel.columns)
         return WindowRank(rank.inputs, rank.fields, partition_keys=rank.partition_keys,
                           order_keys=rank.order_keys, rank_start=rank.rank_start,

@@ -77,8 +77,19 @@ def window_relation(binder, call: exp.Anonymous, node: exp.Expr):  # noqa: ANN00
     }
     partition = tuple(scope.resolve(k).index for k in keys)
     size = ms["GAP"] if kind == "SESSION" else ms["SIZE"]
+    proctime = time_col.time_attr == "PROCTIME"
+    if proctime and kind == "SESSION":
+        raise SqlError("processing-time SESSION windows are not supported; use an event-time "
+                       "attribute (WATERMARK FOR ...)", *position(descriptor))  # fmt: skip
     spec = WindowSpec(
-        kind, time_ref.index, size, ms.get("SLIDE"), ms.get("STEP"), ms.get("OFFSET", 0), partition
+        kind,
+        time_ref.index,
+        size,
+        ms.get("SLIDE"),
+        ms.get("STEP"),
+        ms.get("OFFSET", 0),
+        partition,
+        proctime=proctime,
     )
     start_end = timestamp(3, nullable=False)
     extra = [

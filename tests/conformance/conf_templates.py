@@ -691,6 +691,18 @@ TIME2 = [
       "window_start, window_end ORDER BY ts) AS rn FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), "
       "INTERVAL '6' SECOND))) WHERE rn = 1",
       ["ws TIMESTAMP(3)", "cust INT", "id INT", "note STRING"], tie_ms=3000, **_APPEND),
+    # processing-time group windows (Nexmark q12's shape): plans only, the output follows the clock
+    T("proctime_group_window_tumble", "window",
+      "SELECT B.cust, COUNT(*) AS n, TUMBLE_START(B.p_time, INTERVAL '10' SECOND) AS starttime, "
+      "TUMBLE_END(B.p_time, INTERVAL '10' SECOND) AS endtime FROM (SELECT *, PROCTIME() AS p_time FROM orders) B "
+      "GROUP BY B.cust, TUMBLE(B.p_time, INTERVAL '10' SECOND)",
+      ["cust INT", "n BIGINT", "ws TIMESTAMP(3)", "we TIMESTAMP(3)"], append=True, compare="plan", seeds=2),
+    T("proctime_group_window_hop", "window",
+      "SELECT HOP_START(p, INTERVAL '5' SECOND, INTERVAL '20' SECOND), HOP_PROCTIME(p, INTERVAL '5' SECOND, "
+      "INTERVAL '20' SECOND), SUM(qty), MAX(product) FROM (SELECT qty, product, PROCTIME() AS p FROM orders) "
+      "GROUP BY HOP(p, INTERVAL '5' SECOND, INTERVAL '20' SECOND)",
+      ["ws TIMESTAMP(3)", "pt TIMESTAMP_LTZ(3)", "sq INT", "mp STRING"], append=True, watermark=True,
+      compare="plan", seeds=2),
 ]
 # fmt: on
 
