@@ -331,6 +331,14 @@ class WindowSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
+class WindowTableFunction(Node):
+    """Each input row once per window holding its time, with window_start, window_end and
+    window_time appended (a SESSION's rows once their session has ended)."""
+
+    window: WindowSpec
+
+
+@dataclass(frozen=True, kw_only=True)
 class WindowAggregate(Node):
     """Output: group keys, aggregates, then window_start, window_end, window_time."""
 

@@ -18,6 +18,7 @@ from deltaflow.processor.planner.over_agg import OverAggregate, describe_over
 from deltaflow.processor.planner.temporal_join import TemporalJoin, describe_temporal_join
 from deltaflow.processor.planner.window_join import WindowJoin, describe_window_join
 from deltaflow.processor.planner.window_rank import WindowRank, describe_window_rank
+from deltaflow.processor.planner.window_tvf import WindowTableFunction, describe_window_tvf
 
 _KINDS = ("I", "UB", "UA", "D")
 _JOIN = {
@@ -205,6 +206,7 @@ _DESCRIBE: dict[type, Callable] = {
     WindowJoin: lambda n: describe_window_join(n, render, _JOIN, _duration),
     TemporalJoin: lambda n: describe_temporal_join(n, render, _JOIN),
     WindowRank: lambda n: describe_window_rank(n, _duration),
+    WindowTableFunction: lambda n: describe_window_tvf(n, _duration),
     GroupWindowAggregate: lambda n: describe_group_window(n, _group(n), _agg_select(n, False)),
 }
 

@@ -111,14 +111,8 @@ def _interval_ms(expr: object, node: exp.Expr) -> int:
 
 def session_keys(spec: WindowSpec, keys: list) -> tuple[int, ...]:
     """A SESSION window's PARTITION BY columns as positions among the GROUP BY keys (bound
-    over the window relation), which must hold them: sessions are per group. Without
-    PARTITION BY a session spans all rows, so the GROUP BY has the window bounds only."""
-    if spec.kind == "SESSION" and not spec.partition_keys and keys:
-        raise SqlError(
-            "a SESSION window without PARTITION BY spans all rows, so grouping it by other "
-            "columns is a WindowTableFunction and an updating GroupAggregate in Flink, which "
-            "deltaflow does not run yet; write TABLE t PARTITION BY <those columns> for "
-            "sessions per key", 0, 0)  # fmt: skip
+    over the window relation), which must hold them: sessions are per group. (Without
+    PARTITION BY, other GROUP BY columns group the session rows: window_tvf.)"""
     out = []
     for col in spec.partition_keys:
         at = [i for i, k in enumerate(keys) if isinstance(k, InputRef) and k.index == col]

@@ -59,6 +59,7 @@ from deltaflow.processor.runtime.temporal_join import TemporalJoinOperator
 from deltaflow.processor.runtime.ttl import TtlBackend
 from deltaflow.processor.runtime.window_join import WindowJoinOperator
 from deltaflow.processor.runtime.window_rank import WindowRankOperator
+from deltaflow.processor.runtime.window_tvf import window_tvf_operator
 
 __all__ = ["Graph", "RuntimeContext", "build_operator"]
 
@@ -83,6 +84,7 @@ _BUILDERS = {
     p.OverAggregate: OverAggOperator,
     p.WindowJoin: WindowJoinOperator,
     p.WindowRank: WindowRankOperator,
+    p.WindowTableFunction: window_tvf_operator,
     p.TemporalJoin: TemporalJoinOperator,
 }
 

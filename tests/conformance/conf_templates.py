@@ -703,6 +703,43 @@ TIME2 = [
       "GROUP BY HOP(p, INTERVAL '5' SECOND, INTERVAL '20' SECOND)",
       ["ws TIMESTAMP(3)", "pt TIMESTAMP_LTZ(3)", "sq INT", "mp STRING"], append=True, watermark=True,
       compare="plan", seeds=2),
+    # a window TVF's rows as rows (Flink's WindowTableFunction): projections, filters on the
+    # window columns, SESSION rows grouped by other columns, window joins directly over TVFs
+    T("window_tvf_session_keys", "session",
+      "SELECT cust, window_start, window_end, COUNT(*), SUM(qty) FROM TABLE(SESSION(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '3' SECOND)) GROUP BY cust, window_start, window_end",
+      ["cust INT", "ws TIMESTAMP(3)", "we TIMESTAMP(3)", "n BIGINT", "s INT"], **_APPEND),
+    T("window_tvf_session_keys_where", "session",
+      "SELECT product, window_start, MAX(amt) FROM TABLE(SESSION(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '2' SECOND)) WHERE qty > 1 GROUP BY product, window_start",
+      ["product STRING", "ws TIMESTAMP(3)", "ma DECIMAL(10, 2)"], **_APPEND),
+    T("window_tvf_session_rows", "session",
+      "SELECT id, cust, window_start, window_end, window_time FROM TABLE(SESSION(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '2' SECOND))",
+      ["id INT", "cust INT", "ws TIMESTAMP(3)", "we TIMESTAMP(3)", "wt TIMESTAMP(3)"], **_APPEND),
+    T("window_tvf_session_partitioned_rows", "session",
+      "SELECT id, product, window_start, window_end FROM TABLE(SESSION(TABLE orders PARTITION BY product, "
+      "DESCRIPTOR(ts), INTERVAL '4' SECOND)) WHERE qty > 1",
+      ["id INT", "product STRING", "ws TIMESTAMP(3)", "we TIMESTAMP(3)"], **_APPEND),
+    T("window_tvf_hop_rows", "window",
+      "SELECT id, window_start, window_end, window_time, amt FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '5' SECOND, INTERVAL '10' SECOND)) WHERE qty > 1",
+      ["id INT", "ws TIMESTAMP(3)", "we TIMESTAMP(3)", "wt TIMESTAMP(3)", "amt DECIMAL(10, 2)"], **_APPEND),
+    T("window_tvf_filter_bounds", "window",
+      "SELECT id, window_end FROM TABLE(CUMULATE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, "
+      "INTERVAL '15' SECOND)) WHERE window_end > TIMESTAMP '2024-01-01 00:00:10' AND cust > 1",
+      ["id INT", "we TIMESTAMP(3)"], **_APPEND),
+    T("window_join_tvf_inner", "window",
+      "SELECT L.id, R.id, L.window_start FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) L "
+      "JOIN TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) R ON L.window_start = R.window_start "
+      "AND L.window_end = R.window_end AND L.cust = R.cust AND L.id < R.id",
+      ["a INT", "b INT", "ws TIMESTAMP(3)"], **_APPEND),
+    T("window_join_tvf_left", "window",
+      "SELECT L.id, R.id, R.product FROM (SELECT * FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, "
+      "INTERVAL '10' SECOND))) L LEFT JOIN (SELECT * FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, "
+      "INTERVAL '10' SECOND)) WHERE qty > 2) R ON L.window_start = R.window_start AND L.window_end = R.window_end "
+      "AND L.product = R.product",
+      ["a INT", "b INT", "p STRING"], **_APPEND),
 ]
 # fmt: on
 
