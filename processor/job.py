@@ -269,6 +269,7 @@ class Job:
                 self.txn.begin()
             while not self.stop.is_set():
                 busy = self._poll_once()
+                self._emit(self.graph.advance_processing_time())
                 if self.inputs.all_finished():
                     self._emit(self.graph.finish())
                     break

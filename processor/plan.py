@@ -195,6 +195,7 @@ class WindowRank(Node):
     # over a window TVF: the input rows get the windows of ``assign`` (window_start,
     # window_end, window_time appended) before ranking
     assign: WindowSpec | None = None
+    keep_last: bool = False  # a window deduplication keeping the last of equal sort keys
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -345,6 +346,15 @@ class WindowSpec:
     # these columns of the input row (``time_column`` is then ``start_column``)
     start_column: int | None = None
     end_column: int | None = None
+    proctime: bool = False  # windows of processing time: fired by the wall clock
+
+
+@dataclass(frozen=True, kw_only=True)
+class WindowTableFunction(Node):
+    """Each input row once per window holding its time, with window_start, window_end and
+    window_time appended (a SESSION's rows once their session has ended)."""
+
+    window: WindowSpec
 
 
 @dataclass(frozen=True, kw_only=True)

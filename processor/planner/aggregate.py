@@ -23,6 +23,7 @@ from deltaflow.processor.planner.reduce_variance import M2, reduce_variances
 from deltaflow.processor.planner.relation import Rel, fields_of
 from deltaflow.processor.planner.relops import Functions, item_name
 from deltaflow.processor.planner.window_props import grouped_bounds, window_over_bounds
+from deltaflow.processor.planner.window_tvf import materialize_window, session_rows_grouped
 from deltaflow.processor.planner.windows import session_keys
 from deltaflow.processor.sql.errors import closest, position
 
@@ -60,6 +61,10 @@ def bind_aggregate(
         select = select.copy()
         select.set("having", exp.Having(this=reduced_having))
     group = select.args.get("group")
+    grouped = [bind(g, scope) for g in group.expressions] if group else []
+    if session_rows_grouped(rel, [g.index for g in grouped if isinstance(g, InputRef)]):
+        rel = materialize_window(rel)  # a GroupAggregate over the session rows, as Flink
+        scope = rel.scope(functions)
     window_idx = _window_columns(rel)
     bounds = (
         None
@@ -155,7 +160,7 @@ def _aggregate_node(
     )
     moved = WindowSpec(
         spec.kind, len(pre), spec.size_ms, spec.slide_ms, spec.step_ms, spec.offset_ms,
-        session_keys(spec, pre[:nkeys]),
+        session_keys(spec, pre[:nkeys]), proctime=spec.proctime,
     )  # fmt: skip
     out_cols += rel.columns[-3:]
     return L.WindowAggregate([calc], fields_of(out_cols), window=moved, group_keys=keys, aggs=aggs)

@@ -99,9 +99,9 @@ class FromBinder:
         version = table.args.get("version") if isinstance(table, exp.Table) else None
         right = self.relation(table)
         if left.window is not None or right.window is not None:
-            raise SqlError(
-                "window joins are not supported yet; aggregate each window table function with "
-                "GROUP BY window_start, window_end in a subquery, then join", *position(join))  # fmt: skip
+            from deltaflow.processor.planner.window_tvf import materialize_window  # uses Rel
+
+            left, right = materialize_window(left), materialize_window(right)
         scope = Scope(left.columns + right.columns, self.functions)
         join_type = {"LEFT": "LEFT", "RIGHT": "RIGHT", "FULL": "FULL"}.get(
             (join.side or "").upper(), "INNER"

@@ -24,6 +24,7 @@ from deltaflow.processor.planner.over_agg import OverAggregate, describe_over
 from deltaflow.processor.planner.temporal_join import TemporalJoin, describe_temporal_join
 from deltaflow.processor.planner.window_join import WindowJoin, describe_window_join
 from deltaflow.processor.planner.window_rank import WindowRank, describe_window_rank
+from deltaflow.processor.planner.window_tvf import WindowTableFunction, describe_window_tvf
 
 _KINDS = ("I", "UB", "UA", "D")
 _JOIN = {
@@ -145,7 +146,8 @@ def _window_aggregate(node: L.WindowAggregate) -> str:
     if w.start_column is not None:  # over an earlier window aggregate's window bounds
         bounds = f"win_start=[{names[w.start_column]}], win_end=[{names[w.end_column or 0]}]"
         window = f"{w.kind}({bounds}, {sizes})"
-    times = "start('w$) AS window_start, end('w$) AS window_end, rowtime('w$) AS window_time"
+    kind = "proctime" if w.proctime else "rowtime"
+    times = f"start('w$) AS window_start, end('w$) AS window_end, {kind}('w$) AS window_time"
     retract = node.inputs[0].mode != L.INSERT_ONLY
     return f"WindowAggregate({_group(node)}window=[{window}], select=[{_agg_select(node, retract)}, {times}])"
 
@@ -235,6 +237,7 @@ _DESCRIBE: dict[type, Callable] = {
     WindowJoin: lambda n: describe_window_join(n, render, _JOIN, _duration),
     TemporalJoin: lambda n: describe_temporal_join(n, render, _JOIN),
     WindowRank: lambda n: describe_window_rank(n, _duration),
+    WindowTableFunction: lambda n: describe_window_tvf(n, _duration),
     GroupWindowAggregate: lambda n: describe_group_window(n, _group(n), _agg_select(n, False)),
 }
 

@@ -1,5 +1,6 @@
 """Flink's legacy group windows: ``GROUP BY TUMBLE(ts, size)``, ``HOP(ts, slide, size)`` or
-``SESSION(ts, gap)`` with ``TUMBLE_START/_END/_ROWTIME(...)`` (HOP_*, SESSION_*) in SELECT.
+``SESSION(ts, gap)`` with ``TUMBLE_START/_END/_ROWTIME(...)`` (HOP_*, SESSION_*) in SELECT;
+over a PROCTIME() attribute (TUMBLE and HOP) ``*_PROCTIME`` instead of ``*_ROWTIME``.
 
 The query is bound as the window table function form it stands for (the time column gets
 the window's start, end and rowtime, as ``w$start``, ``w$end``, ``w$rowtime``, the group
@@ -24,7 +25,7 @@ from deltaflow.processor.planner.relation import Rel
 from deltaflow.processor.sql.errors import position
 
 _KINDS = ("TUMBLE", "HOP", "SESSION")
-_AUX = {"START": "w$start", "END": "w$end", "ROWTIME": "w$rowtime"}
+_AUX = {"START": "w$start", "END": "w$end", "ROWTIME": "w$rowtime", "PROCTIME": "w$proctime"}
 _LEGACY_NAMES = {"TUMBLE": "TumblingGroupWindow", "HOP": "SlidingGroupWindow",
                  "SESSION": "SessionGroupWindow"}  # fmt: skip
 
@@ -55,23 +56,24 @@ def bind_group_window(
                  "SESSION": "SESSION(ts, gap)"}[kind]  # fmt: skip
         raise SqlError(f"write the group window as {shape}", *position(call))
     time_col = rel.columns[args[0].index]
-    if time_col.time_attr != "ROWTIME":
+    attr = time_col.time_attr
+    if attr is None or (attr == "PROCTIME" and kind == "SESSION"):
+        what = (
+            "a time attribute"
+            if attr is None
+            else "an event-time attribute (processing-time SESSION windows are not supported)"
+        )
         raise SqlError(
-            f"the group window time column {time_col.name!r} is not an event-time attribute; "
+            f"the group window time column {time_col.name!r} is not {what}; "
             f"declare WATERMARK FOR {time_col.name} AS ...", *position(call))  # fmt: skip
     ms = [_interval_ms(a, n) for a, n in zip(args[1:], call.expressions[1:], strict=True)]
     group = select.args["group"].expressions
     others = [bind(g, scope) for g in group if g is not call]
-    if kind == "HOP":
-        spec = WindowSpec("HOP", args[0].index, ms[1], slide_ms=ms[0])
-    elif kind == "SESSION":
-        keys = tuple(o.index for o in others if isinstance(o, InputRef))
-        spec = WindowSpec("SESSION", args[0].index, ms[0], partition_keys=keys)
-    else:
-        spec = WindowSpec("TUMBLE", args[0].index, ms[0])
+    spec = _spec(kind, args[0].index, ms, others, attr == "PROCTIME")
     bound = timestamp(3, nullable=False)
+    third = "w$proctime" if spec.proctime else "w$rowtime"
     extra = [ScopeColumn(None, "w$start", bound), ScopeColumn(None, "w$end", bound),
-             ScopeColumn(None, "w$rowtime", time_col.type, "ROWTIME")]  # fmt: skip
+             ScopeColumn(None, third, time_col.type, attr)]  # fmt: skip
     out = select.copy()
     new_group = [g.copy() for g in group if g is not call]
     new_group += [exp.column("w$start", quoted=True), exp.column("w$end", quoted=True)]
@@ -80,6 +82,15 @@ def bind_group_window(
     if out.args.get("having") is not None:
         out.set("having", _aux_swap(out.args["having"], kind))
     return out, Rel(rel.node, rel.columns + extra, spec)
+
+
+def _spec(kind: str, time: int, ms: list[int], others: list, proctime: bool) -> WindowSpec:
+    if kind == "HOP":
+        return WindowSpec("HOP", time, ms[1], slide_ms=ms[0], proctime=proctime)
+    if kind == "SESSION":
+        keys = tuple(o.index for o in others if isinstance(o, InputRef))
+        return WindowSpec("SESSION", time, ms[0], partition_keys=keys)
+    return WindowSpec("TUMBLE", time, ms[0], proctime=proctime)
 
 
 def _item(item: exp.Expr, index: int, kind: str) -> exp.Expr:
@@ -128,8 +139,9 @@ def describe_group_window(node: GroupWindowAggregate, group: str, select: str) -
     names = [f.name for f in node.inputs[0].fields]
     sizes = [w.size_ms] + ([w.slide_ms] if w.kind == "HOP" else [])
     window = f"{_LEGACY_NAMES[w.kind]}('w$, {names[w.time_column]}, {', '.join(map(str, sizes))})"
-    props = "start('w$) AS w$start, end('w$) AS w$end, rowtime('w$) AS w$rowtime"
+    kind = "proctime" if w.proctime else "rowtime"
+    props = f"start('w$) AS w$start, end('w$) AS w$end, {kind}('w$) AS w${kind}"
     return (
-        f"GroupWindowAggregate({group}window=[{window}], properties=[w$start, w$end, w$rowtime], "
+        f"GroupWindowAggregate({group}window=[{window}], properties=[w$start, w$end, w${kind}], "
         f"select=[{select}, {props}])"
     )

@@ -27,6 +27,7 @@ from deltaflow.processor.planner.over_agg import OverAggregate, build_over
 from deltaflow.processor.planner.temporal_join import TemporalJoin, build_temporal_join
 from deltaflow.processor.planner.window_join import WindowJoin, build_window_join
 from deltaflow.processor.planner.window_rank import WindowRank, build_window_rank
+from deltaflow.processor.planner.window_tvf import WindowTableFunction, build_window_tvf
 
 
 def to_physical(sink: L.Sink, ids: count, memo: dict[int, P.Node]) -> P.Sink:
@@ -159,5 +160,6 @@ _BUILD: dict[type, Callable[[Any, dict[str, Any]], P.Node]] = {
     WindowJoin: build_window_join,
     TemporalJoin: build_temporal_join,
     WindowRank: build_window_rank,
+    WindowTableFunction: build_window_tvf,
     ChangelogFunction: build_changelog_function,
 }

@@ -25,12 +25,12 @@ from deltaflow.processor.planner.relops import (
     expand_star,
     filter_rel,
     project_rel,
-    require_no_window,
 )
 from deltaflow.processor.planner.set_ops import bind_set_operation
 from deltaflow.processor.planner.sort_limit import sort_limit, split_sort_limit
 from deltaflow.processor.planner.subqueries import decorrelate, lift_having
 from deltaflow.processor.planner.top_n import bind_top_n, row_number_item
+from deltaflow.processor.planner.window_tvf import materialize_window, session_rows_filtered
 from deltaflow.processor.sql.errors import position
 
 
@@ -93,11 +93,12 @@ class QueryBinder:
             where = select.args.get("where")
             if where is not None:
                 cond = bind(where.this, rel.scope(self.functions))
+                aggregating = bool(select.args.get("group")) or has_aggregate(select.expressions)
                 if (
                     rel.window is not None
                     and max(input_refs(cond), default=-1) >= len(rel.columns) - 3
-                ):
-                    require_no_window(rel, "filtering on window columns", where)
+                ) or session_rows_filtered(select, rel, aggregating, self.functions):
+                    rel = materialize_window(rel)  # the filter reads the window's rows
                 rel = filter_rel(rel, cond)
         legacy = group_window_call(select)
         if legacy is not None:  # GROUP BY TUMBLE(ts, ...): the window TVF form, printed as Flink's
@@ -108,8 +109,9 @@ class QueryBinder:
         if select.args.get("group") or select.args.get("having") or has_aggregate(items):
             agg = bind_aggregate(select, rel, items, self.functions)
             return Rel(legacy_node(agg.node), agg.columns) if legacy is not None else agg
-        require_no_window(rel, "a query without GROUP BY", select)
         out = project_rel(rel, items, self.functions)
+        if rel.window is not None and out.window is None:  # not SELECT * over the TVF
+            out = project_rel(materialize_window(rel), items, self.functions)  # its rows as rows
         if select.args.get("distinct"):
             keys = tuple(range(len(out.columns)))
             node = L.Aggregate([out.node], fields_of(out.columns), group_keys=keys, aggs=[])

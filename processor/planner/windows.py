@@ -59,11 +59,6 @@ def window_relation(binder, call: exp.Anonymous, node: exp.Expr):  # noqa: ANN00
     data, keys = args["DATA"], []
     if isinstance(data, exp.Anonymous) and data.this == PARTITIONED:
         data, keys = data.expressions[0], data.expressions[1:]
-    elif kind == "SESSION":
-        raise SqlError(
-            "SESSION windows without PARTITION BY are not supported yet (Flink runs them as a "
-            "WindowTableFunction and a GroupAggregate); write TABLE t PARTITION BY k with the "
-            "GROUP BY keys", *position(node))  # fmt: skip
     base = binder.relation(data)
     scope = base.scope(binder.functions)
     descriptor = args["TIMECOL"]
@@ -82,8 +77,19 @@ def window_relation(binder, call: exp.Anonymous, node: exp.Expr):  # noqa: ANN00
     }
     partition = tuple(scope.resolve(k).index for k in keys)
     size = ms["GAP"] if kind == "SESSION" else ms["SIZE"]
+    proctime = time_col.time_attr == "PROCTIME"
+    if proctime and kind == "SESSION":
+        raise SqlError("processing-time SESSION windows are not supported; use an event-time "
+                       "attribute (WATERMARK FOR ...)", *position(descriptor))  # fmt: skip
     spec = WindowSpec(
-        kind, time_ref.index, size, ms.get("SLIDE"), ms.get("STEP"), ms.get("OFFSET", 0), partition
+        kind,
+        time_ref.index,
+        size,
+        ms.get("SLIDE"),
+        ms.get("STEP"),
+        ms.get("OFFSET", 0),
+        partition,
+        proctime=proctime,
     )
     start_end = timestamp(3, nullable=False)
     extra = [
@@ -105,7 +111,8 @@ def _interval_ms(expr: object, node: exp.Expr) -> int:
 
 def session_keys(spec: WindowSpec, keys: list) -> tuple[int, ...]:
     """A SESSION window's PARTITION BY columns as positions among the GROUP BY keys (bound
-    over the window relation), which must hold them: sessions are per group."""
+    over the window relation), which must hold them: sessions are per group. (Without
+    PARTITION BY, other GROUP BY columns group the session rows: window_tvf.)"""
     out = []
     for col in spec.partition_keys:
         at = [i for i, k in enumerate(keys) if isinstance(k, InputRef) and k.index == col]

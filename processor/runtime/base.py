@@ -68,6 +68,8 @@ class RuntimeContext:
 class Operator(ABC):
     """One node of the graph. ``process`` takes the batch arriving on input ``port``."""
 
+    timed = False  # True: the graph calls on_processing_time as the wall clock moves on
+
     @abstractmethod
     def process(self, batch: Batch, port: int = 0) -> Batch: ...
 
@@ -77,6 +79,10 @@ class Operator(ABC):
 
     def flush(self) -> Batch:
         """Empties buffers before a checkpoint."""
+        return Batch()
+
+    def on_processing_time(self, now_ms: int) -> Batch:
+        """Called as the wall clock moves on (epoch ms); processing-time windows fire."""
         return Batch()
 
 

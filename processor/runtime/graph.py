@@ -60,6 +60,7 @@ from deltaflow.processor.runtime.temporal_join import TemporalJoinOperator
 from deltaflow.processor.runtime.ttl import TtlBackend
 from deltaflow.processor.runtime.window_join import WindowJoinOperator
 from deltaflow.processor.runtime.window_rank import WindowRankOperator
+from deltaflow.processor.runtime.window_tvf import window_tvf_operator
 
 __all__ = ["Graph", "RuntimeContext", "build_operator"]
 
@@ -84,6 +85,7 @@ _BUILDERS = {
     p.OverAggregate: OverAggOperator,
     p.WindowJoin: WindowJoinOperator,
     p.WindowRank: WindowRankOperator,
+    p.WindowTableFunction: window_tvf_operator,
     p.TemporalJoin: TemporalJoinOperator,
 }
 
@@ -158,6 +160,8 @@ class Graph:
             with for_node(n):  # generated code is named after its node
                 self.ops[n.node_id] = self._operator(n, backend)
         self.watermarks = dict.fromkeys(self.order, MIN_WATERMARK)
+        # operators with processing-time timers (processing-time windows)
+        self.timed = {nid for nid, op in self.ops.items() if op.timed}
         self.source_watermarks: dict[int, int] = {}
         self.source_marks: dict[int, SourceMarks] = {}
         self.watermark_fns = {}
@@ -244,6 +248,12 @@ class Graph:
         moved = self._raise(scan_node_id, ts_ms)
         return self._run({}, watermarks=moved)
 
+    def advance_processing_time(self) -> dict[int, Batch]:
+        """Lets processing-time operators fire on the wall clock; what they emit goes on."""
+        if not self.timed:
+            return {}
+        return self._run({}, now=self.ctx.clock())
+
     def finish(self) -> dict[int, Batch]:
         """End of bounded input: the final watermark fires every open window."""
         for scan in self.source_watermarks:
@@ -273,7 +283,11 @@ class Graph:
         return min(self.watermarks[i] for i in self.inputs[nid])
 
     def _run(
-        self, pending: dict[int, list], watermarks: bool = False, flush: bool = False
+        self,
+        pending: dict[int, list],
+        watermarks: bool = False,
+        flush: bool = False,
+        now: int | None = None,
     ) -> dict[int, Batch]:
         outputs: dict[int, Batch] = {}
         for nid in self.order:
@@ -286,6 +300,8 @@ class Graph:
                 if mark > self.watermarks[nid]:
                     self.watermarks[nid] = mark
                     produced.extend(op.on_watermark(mark))
+            if now is not None and nid in self.timed:
+                produced.extend(op.on_processing_time(now))
             if flush:
                 produced.extend(op.flush())
             if not produced:

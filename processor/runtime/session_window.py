@@ -29,11 +29,12 @@ def window_operator(node: WindowAggregate, backend, ctx) -> Operator:
 
 
 class SessionWindowOperator(Operator):
-    def __init__(self, node: WindowAggregate, backend, ctx) -> None:
+    def __init__(self, node, backend, ctx, keys: tuple[int, ...] | None = None, aggs=True) -> None:  # noqa: ANN001
+        """``keys``: the session key columns (default: the aggregate's group keys)."""
         self.gap = node.window.size_ms
         self.time_col = node.window.time_column
-        self.key_of = key_getter(node.group_keys)
-        self.aggs = Aggregates(node.aggs, node.inputs[0].types)
+        self.key_of = key_getter(node.group_keys if keys is None else keys)
+        self.aggs = Aggregates(node.aggs, node.inputs[0].types) if aggs else None
         name = f"{node.node_id}:SessionWindow"
         self.sessions = backend.table(f"{name}:sessions")
         self.fire = backend.table(f"{name}:fire")

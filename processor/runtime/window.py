@@ -15,6 +15,12 @@ TIMESTAMPs and window_time the TIMESTAMP_LTZ instant.
 
 State: ``(window_end, window_start, *keys) -> accumulator``; firing scans it in
 key order and stops at the first window still open.
+
+Windows of a PROCTIME() attribute hold the rows by the wall clock when they reach the
+operator (one reading per batch) and fire when the wall clock reaches ``window_end - 1``
+(``on_processing_time``), with the firing time as window_time; watermarks do not move
+them and no row is late. At the end of a bounded input windows still open are not fired,
+as Flink 2.3 leaves them (its job ends with their timers pending).
 """
 
 from __future__ import annotations
@@ -26,7 +32,13 @@ from deltaflow.formats.changelog import ADDS, INSERT, Batch
 from deltaflow.formats.errors import PlanError
 from deltaflow.processor.plan import WindowAggregate, WindowSpec
 from deltaflow.processor.runtime.aggs import Aggregates
-from deltaflow.processor.runtime.base import Operator, epoch_ms, from_epoch_ms, key_getter
+from deltaflow.processor.runtime.base import (
+    MAX_WATERMARK,
+    Operator,
+    epoch_ms,
+    from_epoch_ms,
+    key_getter,
+)
 
 
 def check_window(spec: WindowSpec) -> None:
@@ -83,10 +95,15 @@ class WindowAggOperator(Operator):
         stored = self.progress.get(("watermark",))
         self.watermark = -(1 << 63) if stored is None else int(stored)  # type: ignore[call-overload]
         self.late_rows = 0
+        self.clock = ctx.clock
+        self.timed = node.window.proctime
+        self.next_due = -(1 << 63)  # processing time: the earliest end - 1 of an open window
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
             return Batch()
+        if self.spec.proctime:
+            return self._process_proctime(batch)
         col = self.spec.time_column
         touched: dict[tuple, list[tuple[int, tuple]]] = {}
         for kind, row in zip(batch.kinds, batch.rows, strict=True):
@@ -109,6 +126,20 @@ class WindowAggOperator(Operator):
         self._fold(touched)
         return Batch()
 
+    def _process_proctime(self, batch: Batch) -> Batch:
+        now_windows = windows_of(self.spec, self.zone.local(self.clock()))
+        bounded = self.spec.start_column is not None  # over an earlier window's bounds
+        touched: dict[tuple, list[tuple[int, tuple]]] = {}
+        for kind, row in zip(batch.kinds, batch.rows, strict=True):
+            key = self.key_of(row)
+            for start, end in self._bounds(row) if bounded else now_windows:
+                touched.setdefault((end, start) + key, []).append((kind, row))
+        self._fold(touched)
+        if touched:
+            first = min(self.zone.utc(skey[0]) - 1 for skey in touched)
+            self.next_due = min(self.next_due, first)
+        return Batch()
+
     def _bounds(self, row: tuple) -> list[tuple[int, int]]:
         """The one window of a row of an earlier window aggregate: its start and end columns."""
         start, end = row[self.spec.start_column], row[self.spec.end_column]  # type: ignore[index]
@@ -127,21 +158,37 @@ class WindowAggOperator(Operator):
             self.state.put(skey, aggs.dump(acc))
 
     def on_watermark(self, watermark: int) -> Batch:
-        if watermark <= self.watermark:
+        if watermark <= self.watermark or self.spec.proctime:
             return Batch()
         self.watermark = watermark
         self.progress.put(("watermark",), watermark)
+        return self._fire(watermark)
+
+    def on_processing_time(self, now_ms: int) -> Batch:
+        if not self.spec.proctime or now_ms < self.next_due:
+            return Batch()
+        out = self._fire(now_ms, now_ms)
+        self.next_due = MAX_WATERMARK  # no open window until a batch (or the state) has one
+        for skey, _ in self.state.scan_prefix(()):
+            self.next_due = self.zone.utc(skey[0]) - 1
+            break
+        return out
+
+    def _fire(self, limit: int, fired_at: int | None = None) -> Batch:
+        """Emits and forgets every window whose end - 1 is at or before ``limit``."""
         out = Batch()
         fired = []
         for skey, raw in self.state.scan_prefix(()):
             end, start = skey[0], skey[1]
-            if self.zone.utc(end) - 1 > watermark:
+            if self.zone.utc(end) - 1 > limit:
                 break
             fired.append(skey)
             acc = self.aggs.load(raw)
             if acc[0] <= 0:
                 continue  # every row of the window was retracted
-            if self.ltz:
+            if fired_at is not None:
+                window_time = from_epoch_ms(fired_at, aware=True)
+            elif self.ltz:
                 window_time = from_epoch_ms(self.zone.utc(end) - 1, aware=True)
             else:
                 window_time = from_epoch_ms(end - 1, aware=False)

@@ -3,6 +3,8 @@ window Top-N. Rows wait in ``(window_end, window_start, seq) -> row``; a window'
 grouped by the partition keys, sorted (equal sort keys in arrival order) and the ranks
 ``rank_start..rank_end`` emitted as ``+I`` (with the rank number when selected), then the
 window is forgotten. A row of a window already ranked is late: dropped and counted.
+A keep-last window deduplication ranks equal sort keys in reverse arrival order instead, so
+the last to arrive wins, as Flink's WindowDeduplicate keeps it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class WindowRankOperator(Operator):
         self.sort_key = sort_key(node.order_keys)
         self.ranks = (node.rank_start, node.rank_end)
         self.numbered = node.output_rank_number
+        self.keep_last = node.keep_last
         self.rows = backend.table(f"{node.node_id}:WindowRank:rows")
         self.progress = backend.table(f"{node.node_id}:WindowRank:progress")
         stored = self.progress.get(("watermark",))
@@ -80,7 +83,8 @@ class WindowRankOperator(Operator):
         out = Batch()
         first, last = self.ranks
         for rows in partitions.values():
-            ranked = sorted(rows, key=self.sort_key)  # stable: ties keep arrival order
+            # stable: ties keep arrival order (reversed for a keep-last deduplication)
+            ranked = sorted(rows[::-1] if self.keep_last else rows, key=self.sort_key)
             for n, row in enumerate(ranked[first - 1 : last], start=first):
                 out.append(INSERT, row + (n,) if self.numbered else row)
         return out

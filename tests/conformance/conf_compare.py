@@ -21,7 +21,7 @@ DECISION_NODES = (
     "GroupAggregate", "Join", "Rank", "Deduplicate", "WindowAggregate", "ChangelogNormalize",
     "LocalWindowAggregate", "GlobalWindowAggregate", "LocalGroupAggregate", "GlobalGroupAggregate",
     "IntervalJoin", "OverAggregate", "WindowJoin", "GroupWindowAggregate", "TemporalJoin",
-    "WindowRank",
+    "WindowRank", "WindowDeduplicate",
 )  # fmt: skip
 _MODE = re.compile(r"changelogMode=\[([^\]]*)\]")
 _ERROR_KINDS = (

@@ -657,6 +657,93 @@ TIME = [
 # fmt: on
 
 
+# Issue 18, second round: global SESSION windows (no PARTITION BY, no other keys) and window
+# deduplication (ROW_NUMBER over a window TVF ordered by the event time alone, rank 1), with
+# timestamps tied to whole seconds so equal times decide which row is kept.
+# fmt: off
+TIME2 = [
+    T("session_global_tvf", "session",
+      "SELECT window_start, window_end, COUNT(*), SUM(amt), MAX(product) FROM TABLE(SESSION(TABLE orders, "
+      "DESCRIPTOR(ts), INTERVAL '3' SECOND)) GROUP BY window_start, window_end",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "n BIGINT", "s DECIMAL(38, 2)", "mp STRING"], **_APPEND),
+    T("session_global_group_window", "session",
+      "SELECT SESSION_START(ts, INTERVAL '2' SECOND), SESSION_END(ts, INTERVAL '2' SECOND), COUNT(*), "
+      "MIN(qty), SESSION_ROWTIME(ts, INTERVAL '2' SECOND) FROM orders GROUP BY SESSION(ts, INTERVAL '2' SECOND)",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "n BIGINT", "mq INT", "wt TIMESTAMP(3)"], **_APPEND),
+    T("window_dedup_first", "window",
+      "SELECT window_start, window_end, id, ts, amt FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY "
+      "window_start, window_end ORDER BY ts ASC) AS rn FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '10' SECOND))) WHERE rn <= 1",
+      ["ws TIMESTAMP(3)", "we TIMESTAMP(3)", "id INT", "ts TIMESTAMP(3)", "amt DECIMAL(10, 2)"],
+      tie_ms=2000, **_APPEND),
+    T("window_dedup_last", "window",
+      "SELECT window_end, cust, id, qty FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, "
+      "window_end, cust ORDER BY ts DESC) AS rn FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '5' SECOND, INTERVAL '10' SECOND))) WHERE rn = 1",
+      ["we TIMESTAMP(3)", "cust INT", "id INT", "qty INT"], tie_ms=2000, **_APPEND),
+    T("window_dedup_last_rn", "window",
+      "SELECT window_start, product, id, rn FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, "
+      "window_end, product ORDER BY ts DESC) AS rn FROM TABLE(CUMULATE(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '5' SECOND, INTERVAL '15' SECOND))) WHERE rn <= 1",
+      ["ws TIMESTAMP(3)", "product STRING", "id INT", "rn BIGINT"], tie_ms=1000, **_APPEND),
+    T("window_dedup_first_partitioned", "window",
+      "SELECT window_start, cust, id, note FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY cust, "
+      "window_start, window_end ORDER BY ts) AS rn FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '6' SECOND))) WHERE rn = 1",
+      ["ws TIMESTAMP(3)", "cust INT", "id INT", "note STRING"], tie_ms=3000, **_APPEND),
+    # processing-time group windows (Nexmark q12's shape): plans only, the output follows the clock
+    T("proctime_group_window_tumble", "window",
+      "SELECT B.cust, COUNT(*) AS n, TUMBLE_START(B.p_time, INTERVAL '10' SECOND) AS starttime, "
+      "TUMBLE_END(B.p_time, INTERVAL '10' SECOND) AS endtime FROM (SELECT *, PROCTIME() AS p_time FROM orders) B "
+      "GROUP BY B.cust, TUMBLE(B.p_time, INTERVAL '10' SECOND)",
+      ["cust INT", "n BIGINT", "ws TIMESTAMP(3)", "we TIMESTAMP(3)"], append=True, compare="plan", seeds=2),
+    T("proctime_group_window_hop", "window",
+      "SELECT HOP_START(p, INTERVAL '5' SECOND, INTERVAL '20' SECOND), HOP_PROCTIME(p, INTERVAL '5' SECOND, "
+      "INTERVAL '20' SECOND), SUM(qty), MAX(product) FROM (SELECT qty, product, PROCTIME() AS p FROM orders) "
+      "GROUP BY HOP(p, INTERVAL '5' SECOND, INTERVAL '20' SECOND)",
+      ["ws TIMESTAMP(3)", "pt TIMESTAMP_LTZ(3)", "sq INT", "mp STRING"], append=True, watermark=True,
+      compare="plan", seeds=2),
+    # a window TVF's rows as rows (Flink's WindowTableFunction): projections, filters on the
+    # window columns, SESSION rows grouped by other columns, window joins directly over TVFs
+    T("window_tvf_session_keys", "session",
+      "SELECT cust, window_start, window_end, COUNT(*), SUM(qty) FROM TABLE(SESSION(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '3' SECOND)) GROUP BY cust, window_start, window_end",
+      ["cust INT", "ws TIMESTAMP(3)", "we TIMESTAMP(3)", "n BIGINT", "s INT"], **_APPEND),
+    T("window_tvf_session_keys_where", "session",
+      "SELECT product, window_start, MAX(amt) FROM TABLE(SESSION(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '2' SECOND)) WHERE qty > 1 GROUP BY product, window_start",
+      ["product STRING", "ws TIMESTAMP(3)", "ma DECIMAL(10, 2)"], **_APPEND),
+    T("window_tvf_session_rows", "session",
+      "SELECT id, cust, window_start, window_end, window_time FROM TABLE(SESSION(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '2' SECOND))",
+      ["id INT", "cust INT", "ws TIMESTAMP(3)", "we TIMESTAMP(3)", "wt TIMESTAMP(3)"], **_APPEND),
+    T("window_tvf_session_partitioned_rows", "session",
+      "SELECT id, product, window_start, window_end FROM TABLE(SESSION(TABLE orders PARTITION BY product, "
+      "DESCRIPTOR(ts), INTERVAL '4' SECOND)) WHERE qty > 1",
+      ["id INT", "product STRING", "ws TIMESTAMP(3)", "we TIMESTAMP(3)"], **_APPEND),
+    T("window_tvf_hop_rows", "window",
+      "SELECT id, window_start, window_end, window_time, amt FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '5' SECOND, INTERVAL '10' SECOND)) WHERE qty > 1",
+      ["id INT", "ws TIMESTAMP(3)", "we TIMESTAMP(3)", "wt TIMESTAMP(3)", "amt DECIMAL(10, 2)"], **_APPEND),
+    T("window_tvf_filter_bounds", "window",
+      "SELECT id, window_end FROM TABLE(CUMULATE(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, "
+      "INTERVAL '15' SECOND)) WHERE window_end > TIMESTAMP '2024-01-01 00:00:10' AND cust > 1",
+      ["id INT", "we TIMESTAMP(3)"], **_APPEND),
+    T("window_join_tvf_inner", "window",
+      "SELECT L.id, R.id, L.window_start FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) L "
+      "JOIN TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) R ON L.window_start = R.window_start "
+      "AND L.window_end = R.window_end AND L.cust = R.cust AND L.id < R.id",
+      ["a INT", "b INT", "ws TIMESTAMP(3)"], **_APPEND),
+    T("window_join_tvf_left", "window",
+      "SELECT L.id, R.id, R.product FROM (SELECT * FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, "
+      "INTERVAL '10' SECOND))) L LEFT JOIN (SELECT * FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, "
+      "INTERVAL '10' SECOND)) WHERE qty > 2) R ON L.window_start = R.window_start AND L.window_end = R.window_end "
+      "AND L.product = R.product",
+      ["a INT", "b INT", "p STRING"], **_APPEND),
+]
+# fmt: on
+
+
 # Nested types built from the orders columns: ROW/ARRAY/MAP constructors, field access through a
 # subquery's ROW column, [] (1-based), CARDINALITY and ELEMENT, grouping by a ROW field.
 _ROW = "CAST(ROW(product, qty) AS ROW<p STRING, q INT>)"
@@ -710,4 +797,5 @@ TEMPLATES: tuple[Template, ...] = tuple(
     + SOURCE_PK
     + TIES
     + TIME
+    + TIME2
 )  # fmt: skip

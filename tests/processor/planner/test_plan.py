@@ -233,13 +233,14 @@ CREATE TABLE r (msg STRING) WITH ('connector' = 'print');
 @pytest.mark.parametrize(
     ("query", "message"),
     [
-        ("SELECT msg FROM TABLE(TUMBLE(TABLE logs, DESCRIPTOR(ts), INTERVAL '1' MINUTE))", "without GROUP BY"),
         ("SELECT msg FROM TABLE(TUMBLE(TABLE logs, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY msg", "window_start and window_end"),
         ("SELECT msg FROM (SELECT msg, ROW_NUMBER() OVER (PARTITION BY window_start ORDER BY ts) AS rn "
          "FROM TABLE(TUMBLE(TABLE logs, DESCRIPTOR(ts), INTERVAL '1' MINUTE))) WHERE rn = 1", "ROW_NUMBER"),
     ],
 )  # fmt: skip
-def test_window_table_functions_only_feed_window_aggregations(query: str, message: str) -> None:
+def test_window_table_functions_refused_where_deltaflow_has_no_plan(
+    query: str, message: str
+) -> None:
     with pytest.raises(SqlError, match=message) as info:
         plan_job(WINDOWED + "INSERT INTO r " + query + ";")
     assert info.value.line == 4

@@ -55,3 +55,34 @@ def test_over_a_window_tvf_rows_get_their_windows_first(backend, ctx):
         "+I[b, 9, 2024-01-01T00:00:01, 2023-12-31T23:59:55, 2024-01-01T00:00:05, 2024-01-01T00:00:04.999, 1]",
         "+I[b, 9, 2024-01-01T00:00:01, 2024-01-01T00:00, 2024-01-01T00:00:10, 2024-01-01T00:00:09.999, 1]",
     ]
+
+
+def _deduplicate(backend, ctx, keep_last: bool, asc: bool) -> WindowRankOperator:
+    from deltaflow.processor.plan import WindowSpec
+
+    base = types("STRING", "TIMESTAMP(3)")  # key, ts
+    out_types = base + types("TIMESTAMP(3)", "TIMESTAMP(3)", "TIMESTAMP(3)")
+    node = WindowRank(
+        node_id=3 + keep_last, inputs=(scan(1, base, INSERT_ONLY),), fields=fields(out_types),
+        changelog_mode=INSERT_ONLY, partition_keys=(2, 3), order_keys=((1, asc, asc),),
+        rank_start=1, rank_end=1, output_rank_number=False, bounds=(2, 3),
+        assign=WindowSpec("TUMBLE", 1, 10_000), keep_last=keep_last,
+    )  # fmt: skip
+    return WindowRankOperator(node, backend, ctx)
+
+
+def test_window_deduplication_of_equal_times_keeps_first_or_last_arrival(backend, ctx):
+    """Flink's WindowDeduplicate: FirstRow keeps the earliest time, of equal times the first
+    to arrive; LastRow the latest time, of equal times the last to arrive."""
+    from deltaflow.processor.runtime.base import MAX_WATERMARK
+
+    base = types("STRING", "TIMESTAMP(3)")
+    out_types = base + types("TIMESTAMP(3)", "TIMESTAMP(3)", "TIMESTAMP(3)")
+    rows = ("+I[a, 2024-01-01T00:00:05]\n+I[b, 2024-01-01T00:00:02]\n+I[c, 2024-01-01T00:00:05]\n"
+            "+I[d, 2024-01-01T00:00:02]")  # fmt: skip
+    kept = {}
+    for keep_last, asc in ((False, True), (True, False)):
+        op = _deduplicate(backend, ctx, keep_last, asc)
+        op.process(parse_changelog(rows, base))
+        kept[keep_last] = [r.split(",")[0] for r in show(op.on_watermark(MAX_WATERMARK), out_types)]
+    assert kept == {False: ["+I[b"], True: ["+I[c"]}
