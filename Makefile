@@ -36,7 +36,8 @@ realdbz-deps:
 test-realdbz: $(STAMP) realdbz-deps
 	$(BIN)/pytest -q -p no:cacheprovider tests/realdbz
 
-# Every TPC-H query deltaflow plans, judged by DuckDB (make test runs a quick subset).
+# Every TPC-H query deltaflow plans, judged by DuckDB, with the default strategies and with
+# delta-join FORCE where eligible (make test runs a quick subset of each).
 # DELTAFLOW_TPCH_SF sets the scale factor (default 0.01).
 tpch: $(STAMP)
 	DELTAFLOW_TPCH=full $(BIN)/pytest -q -s -p no:cacheprovider tests/tpch
