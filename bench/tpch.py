@@ -9,10 +9,11 @@ same events in the same order). Then, in one run:
    its final tables are compared with DuckDB's answer on the final snapshot;
 2. per query, interleaved: deltaflow in its own process (``bench.tpch_child``: Kafka topics
    in, a kafka sink out, events/s from the job's run; its sink folded and compared with
-   DuckDB), then Flink in its own JVM at parallelism 1 (a warm-up job over the first
-   2,000 lines of each file, then the timed job into a blackhole sink).
+   DuckDB), then the same query in one long-lived Flink JVM at parallelism 1 (a warm-up
+   job over the first 2,000 lines of each file, then the timed job into a blackhole sink).
 
-Peak RSS is each process tree's (Flink's includes the warm-up job). State is the LMDB MB
+Peak RSS: deltaflow's process tree; Flink's JVM (with the Python driver) during the timed
+job. CPU seconds: each engine's process in its timed span. State is the LMDB MB
 deltaflow's job left. ``--markdown`` writes the table as docs/PERFORMANCE.md shows it.
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,6 +49,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--queries", default="", help="comma-separated query numbers (default all)")
     p.add_argument("--flink-python", default="/work/flinkvenv/bin/python")
     p.add_argument("--work", default="", help="folder for files and state (default: a temp dir)")
+    p.add_argument(
+        "--answers",
+        default="",
+        help="reuse Flink's answers from an earlier run's "
+        "flink-answers.result.json (same --sf) instead of answering again",
+    )
     p.add_argument("--results", default="bench-tpch.json")
     p.add_argument("--markdown", default="")
     return p.parse_args(argv)
@@ -81,20 +89,42 @@ def run_ours(ctx: dict, q: int) -> dict:
         tail = " | ".join(got.stderr.strip().splitlines()[-3:])
         return {"error": f"exited {got.returncode}: {tail}", "rss_mb": got.peak_rss_mb}
     out = json.loads(lines[-1])
-    out.update(rss_mb=got.peak_rss_mb, wall_s=got.wall_s, cpu_s=got.cpu_s, load=measure.load())
+    out.update(rss_mb=got.peak_rss_mb, wall_s=got.wall_s, process_cpu_s=got.cpu_s,
+               load=measure.load())  # fmt: skip
     out["match"] = judge(ctx["data"], q, tpch_run.fold(ctx["bootstrap"], sink))
     out["shape"] = our_shape(out.pop("plan"))
     return out
 
 
-def run_one(ctx: dict, args, q: int, answers: dict) -> dict:
+class FlinkServer:
+    """One Flink JVM (tpch_flink_job.py's bench mode) answering one query at a time."""
+
+    def __init__(self, args, work: Path, request: dict) -> None:
+        cmd, _ = tpch_flink.command(args.flink_python, work, dict(request, mode="bench"), "bench")
+        self.stderr = open(work / "flink-bench.stderr", "wb")  # noqa: SIM115 - closed in close()
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.stderr, text=True, start_new_session=True)  # fmt: skip
+
+    def ask(self, query: dict) -> dict:
+        self.proc.stdin.write(json.dumps(query) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            return {"error": f"Flink exited {self.proc.wait()} (see flink-bench.stderr)"}
+        return json.loads(line)
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=120)
+        self.stderr.close()
+
+
+def run_one(ctx: dict, q: int, answers: dict) -> dict:
     tables = tables_read(tpch_run.job_sql(q, ctx["sources"], ctx["bootstrap"], "x"))
     events = sum(len(ctx["data"].events[t]) for t in tables)
     row = {"q": q, "events": events, "deltaflow": run_ours(ctx, q)}
-    request = dict(ctx["request"], mode="bench", queries=tpch_flink.queries(ctx["sources"], [q]))
-    result, got = run_flink(args, ctx["work"], request, f"bench-q{q}")
-    flink = result[str(q)]
-    flink.update(rss_mb=got.peak_rss_mb, wall_s=got.wall_s, load=measure.load())
+    flink = ctx["flink"].ask(tpch_flink.queries(ctx["sources"], [q])[0])
+    flink["load"] = measure.load()
     answer = answers.get(str(q), {})
     flink["match"] = (
         f"n ({answer.get('error')})"
@@ -129,11 +159,18 @@ def main(argv: list[str] | None = None) -> int:
             "warmup_ddl": tpch_flink.file_ddl(data, heads),
         }
         answer_req = dict(request, mode="answer", queries=tpch_flink.queries(sources, queries))
-        answers, _ = run_flink(args, work, answer_req, "answers")
+        if args.answers:
+            answers = json.loads(Path(args.answers).read_text(encoding="utf-8"))
+        else:
+            answers, _ = run_flink(args, work, answer_req, "answers")
         print(f"bench.tpch: Flink answered {len(answers)} queries", flush=True)
         ctx = {"bootstrap": broker.bootstrap, "data": data, "sources": sources, "work": work,
                "request": request}  # fmt: skip
-        rows = [run_one(ctx, args, q, answers) for q in queries]
+        ctx["flink"] = FlinkServer(args, work, request)
+        try:
+            rows = [run_one(ctx, q, answers) for q in queries]
+        finally:
+            ctx["flink"].close()
     result = {"command": "python -m bench.tpch " + " ".join(sys.argv[1:]), "sf": args.sf,
               "started_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(started)),
               "rows": rows}  # fmt: skip

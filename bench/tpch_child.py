@@ -10,6 +10,7 @@ planning excluded, as ``bench.child`` times), the plan, and the state's LMDB MB.
 from __future__ import annotations
 
 import json
+import resource
 import sys
 import time
 from pathlib import Path
@@ -23,13 +24,22 @@ def main(argv: list[str]) -> int:
     job_file, state_dir, bootstrap = argv[0], argv[1], argv[2]
     planned = plan_job(Path(job_file).read_text(encoding="utf-8"), source_name=job_file)
     plan = planned.explain()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu()
     job = Job(planned.plan, JobOptions(state_dir=Path(state_dir), bootstrap=bootstrap))
     job.run()
-    seconds = time.perf_counter() - started
-    print(json.dumps({"events": job.stats.total_in, "seconds": seconds, "plan": plan,
-                      "state_mb": state_mb(state_dir)}), flush=True)  # fmt: skip
+    seconds, cpu = time.perf_counter() - started, _cpu() - cpu
+    print(json.dumps({"events": job.stats.total_in, "seconds": seconds, "cpu_s": cpu,
+                      "plan": plan, "state_mb": state_mb(state_dir)}), flush=True)  # fmt: skip
     return 0
+
+
+def _cpu() -> float:
+    """CPU seconds of this process (every thread) and its waited-for children."""
+    own, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 if __name__ == "__main__":
