@@ -15,7 +15,9 @@ once to a topic of an embedded tansu broker on a free loopback port. For each qu
   job of the same query in the same JVM; peak RSS of its process tree (the JVM and, for q14,
   the Python UDF worker).
 
-Both rates are input events (all three kinds) per second. Prints a Markdown table.
+Both rates are input events (all three kinds) per second; deltaflow's job rate (planning to
+the end of the run, in the process) is shown beside its whole-process rate. Prints a
+Markdown table (``--from-json FILE`` prints it again from a ``--json`` file).
 """
 
 from __future__ import annotations
@@ -97,22 +99,27 @@ def run_query(query: str, ctx: dict, work: Path) -> dict:
     return {"query": query, "deltaflow": ours, "flink": flink, "load": measure.load()}
 
 
-def _cell(side: dict) -> tuple[str, str]:
-    if "rate" not in side:
-        return "refused" if "error" in side else "n/a", "n/a"
-    return f"{side['rate']:,.0f}", f"{side['peak_rss_mb']:,.0f}"
+def _rate(side: dict, key: str = "rate") -> str:
+    if key not in side:
+        return "refused" if "error" in side else "n/a"
+    return f"{side[key]:,.0f}"
 
 
 def table(rows: list[dict]) -> str:
-    out = ["| query | deltaflow events/s | Flink events/s | deltaflow / Flink | "
+    out = ["| query | deltaflow events/s (whole process) | deltaflow events/s (job) | "
+           "Flink events/s (warm job) | deltaflow / Flink | deltaflow CPU s | "
            "deltaflow peak RSS MB | Flink peak RSS MB | load (1/5/15 min) |",
-           "|---|---|---|---|---|---|---|"]  # fmt: skip
+           "|---|---:|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
     for row in rows:
-        (ours, our_mb), (theirs, their_mb) = _cell(row["deltaflow"]), _cell(row["flink"])
-        a, b = row["deltaflow"].get("rate"), row["flink"].get("rate")
+        ours, theirs = row["deltaflow"], row["flink"]
+        if "seconds" in ours:
+            ours["job_rate"] = ours["events"] / ours["seconds"]
+        a, b = ours.get("rate"), theirs.get("rate")
         ratio = f"{a / b:.2f}x" if a and b else "-"
-        out.append(f"| {row['query']} | {ours} | {theirs} | {ratio} | {our_mb} | {their_mb} | "
-                   f"{row['load']} |")  # fmt: skip
+        cpu = f"{ours['cpu_s']:.1f}" if "rate" in ours else "n/a"
+        mb = [f"{s['peak_rss_mb']:,.0f}" if "rate" in s else "n/a" for s in (ours, theirs)]
+        out.append(f"| {row['query']} | {_rate(ours)} | {_rate(ours, 'job_rate')} | "
+                   f"{_rate(theirs)} | {ratio} | {cpu} | {mb[0]} | {mb[1]} | {row['load']} |")  # fmt: skip
     return "\n".join(out)
 
 
@@ -126,7 +133,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--flink-python", default="/work/flinkvenv/bin/python")
     parser.add_argument("--parallelism", type=int, default=1)
     parser.add_argument("--json", default="", help="also write the raw results here")
+    parser.add_argument("--from-json", default="", help="only print the table of a --json file")
     args = parser.parse_args(argv)
+    if args.from_json:
+        print(table(json.loads(Path(args.from_json).read_text())))
+        return 0
     from deltaflow.connectors.broker import EmbeddedBroker
 
     with tempfile.TemporaryDirectory(prefix="nexmark-bench-") as folder:
