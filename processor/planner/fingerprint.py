@@ -22,6 +22,7 @@ from decimal import Decimal
 import orjson
 
 from deltaflow.processor.plan import JobPlan, Node
+from deltaflow.processor.table_identity import table_identity
 
 # 1: the EXPLAIN text; 2: the recorded physical plan and the tables' identity
 SCHEME = 2
@@ -31,8 +32,6 @@ _SCALARS = (str, int, float, bool, Decimal, bytes, dt.date, dt.time, dt.datetime
 def plan_fingerprint(plan: JobPlan, ttl: bool) -> str:
     """16 hex digits over the plan's nodes and table identity (``ttl``: state values carry
     a write time, so TTL and non-TTL state are distinct)."""
-    from deltaflow.processor.identity import table_identity
-
     nodes: dict[int, object] = {}
     stack: list[Node] = list(plan.sinks)
     while stack:

@@ -24,7 +24,7 @@ from deltaflow.processor.exprs.nodes import InputRef
 from deltaflow.processor.plan import Mode, WindowSpec
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import bind
-from deltaflow.processor.planner.binder import Rel, fields_of
+from deltaflow.processor.planner.relation import Rel, fields_of
 
 
 @dataclass(eq=False)

@@ -189,8 +189,8 @@ def test_a_directory_of_the_previous_version_is_checked_against_its_offsets(
 def test_credentials_and_error_policies_are_not_identity_and_never_stored():
     """The identity is planned from the job alone; a registry's credentials rotate (and
     must never reach the state directory or a message), the registry's address counts."""
-    from deltaflow.processor.identity import table_identity
     from deltaflow.processor.planner.api import plan_job
+    from deltaflow.processor.table_identity import table_identity
 
     secret = "alice:hunter2-do-not-store"
     planned = plan_job(
