@@ -180,15 +180,9 @@ class Job:
             spec = source_spec(scan, demanded.get(scan.node_id), filters.get(scan.node_id))
             with for_node(scan):  # its decoders' generated code is named after it
                 source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
-            self.sources[scan.node_id] = source
-            self._route_dead_letters(source)
-            if scan.normalize:  # before-images from state: the normalizer checks keys too
-                check = normalize_source.install(
-                    source, scan, self.backend, unknown_keys, not resume
-                )
-                check = check if unknown_keys != "ignore" else None
-            else:
-                check = key_presence.install(source, scan, self.backend, unknown_keys, not resume)
+                self.sources[scan.node_id] = source
+                self._route_dead_letters(source)
+                check = self._install_checks(source, scan, unknown_keys, not resume)
             if check is not None:
                 self.presence[scan.table] = check
             source.open(resume.get(str(scan.node_id)))
@@ -204,6 +198,14 @@ class Job:
             source.open(resume.get(LOOKUP_PREFIX + table))
             self._drain_lookup(table)
         check_named_partitions(start, [*self.sources.values(), *self.lookups.values()])
+
+    def _install_checks(self, source, scan, unknown_keys: str, fresh: bool):  # noqa: ANN001, ANN202
+        """The source's before-images from state (its normalizer checks keys too), or
+        its unknown-key check; the check to report, or None."""
+        if scan.normalize:
+            check = normalize_source.install(source, scan, self.backend, unknown_keys, fresh)
+            return check if unknown_keys != "ignore" else None
+        return key_presence.install(source, scan, self.backend, unknown_keys, fresh)
 
     def _route_dead_letters(self, source) -> None:
         """A source's dead letters wait for the brokers as the sinks do, and go into the
