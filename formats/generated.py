@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import linecache
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import TracebackType
@@ -52,7 +52,7 @@ def owner(label: str) -> Iterator[None]:
         _OWNER.reset(token)
 
 
-def for_node(node: Any) -> Any:
+def for_node(node: Any) -> AbstractContextManager[None]:
     """``owner`` of a plan node: its class name and id, ``GroupAggregate#3``."""
     return owner(f"{type(node).__name__}#{node.node_id}")
 

@@ -15,19 +15,16 @@ from deltaflow.connectors.base import build_sink_encoders, source_changelog_mode
 from deltaflow.formats.generated import Generated, collecting, for_node, listing
 from deltaflow.processor.job_tables import scans_of, sink_spec, source_spec
 from deltaflow.processor.plan import JobPlan
-from deltaflow.processor.runtime.demand import demanded_columns
 from deltaflow.processor.runtime.graph import Graph, RuntimeContext
-from deltaflow.processor.runtime.prefilter import prefilters
 from deltaflow.state.backend import StateBackend
 
 
 def generated_code(plan: JobPlan) -> list[Generated]:
     """Every function the job compiles: its sources' decoders, then its operators in
     topological order, then its sinks' encoders."""
-    demanded, filters = demanded_columns(plan), prefilters(plan)
     with collecting() as found, tempfile.TemporaryDirectory(prefix="deltaflow-code-") as tmp:
         for scan in scans_of(plan):
-            spec = source_spec(scan, demanded.get(scan.node_id), filters.get(scan.node_id))
+            spec = source_spec(scan)  # the plan records its projection and pushed filter
             with for_node(scan):
                 source_changelog_mode(spec)  # builds its decoders
         with StateBackend(tmp, durable=False) as backend:

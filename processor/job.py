@@ -48,7 +48,7 @@ from deltaflow.processor.job_tables import (
     sink_spec,
     source_spec,
 )
-from deltaflow.processor.plan import JobPlan
+from deltaflow.processor.plan import JobPlan, TableSourceScan
 from deltaflow.processor.runtime import key_presence, normalize_source
 from deltaflow.processor.settings import (
     broker_timeout_s,
@@ -199,13 +199,9 @@ class Job:
             spec = source_spec(scan)
             with for_node(scan):  # its decoders' generated code is named after it
                 source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
-            inputs.sources[scan.node_id] = source
-            self._route_dead_letters(source)
-            if scan.normalize:  # before-images from state: the normalizer checks keys too
-                check = normalize_source.install(source, scan, self.state, unknown_keys, not resume)
-                check = check if unknown_keys != "ignore" else None
-            else:
-                check = key_presence.install(source, scan, self.state, unknown_keys, not resume)
+                inputs.sources[scan.node_id] = source
+                self._route_dead_letters(source)
+                check = self._install_checks(source, scan, unknown_keys, not resume)
             if check is not None:
                 inputs.presence[scan.table] = check
             source.open(resume.get(str(scan.node_id)))
@@ -221,6 +217,16 @@ class Job:
             source.open(resume.get(LOOKUP_PREFIX + table))
             self._drain_lookup(table)
         check_named_partitions(start, [*inputs.sources.values(), *inputs.lookups.values()])
+
+    def _install_checks(  # noqa: ANN202
+        self, source: Source, scan: TableSourceScan, unknown_keys: str, fresh: bool
+    ):
+        """The source's before-images from state (its normalizer checks keys too), or
+        its unknown-key check; the check to report, or None."""
+        if scan.normalize:
+            check = normalize_source.install(source, scan, self.state, unknown_keys, fresh)
+            return check if unknown_keys != "ignore" else None
+        return key_presence.install(source, scan, self.state, unknown_keys, fresh)
 
     def _route_dead_letters(self, source: Source) -> None:
         """A source's dead letters wait for the brokers as the sinks do, and go into the
