@@ -202,6 +202,7 @@ class Job:
             source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
             inputs.sources[scan.node_id] = source
             self._route_dead_letters(source)
+            check: key_presence.KeyCheck | None
             if scan.normalize:  # before-images from state: the normalizer checks keys too
                 check = normalize_source.install(source, scan, self.state, unknown_keys, not resume)
                 check = check if unknown_keys != "ignore" else None

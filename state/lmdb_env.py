@@ -9,13 +9,16 @@ import os
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import lmdb
 import orjson
 
 from deltaflow.formats.errors import StateError
 from deltaflow.state.lock import ensure_directory
+
+if TYPE_CHECKING:
+    from deltaflow.state.store import Database
 
 
 class Owner(Protocol):
@@ -39,7 +42,7 @@ _DISK_ERRORS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO)
 
 def open_meta(
     env: lmdb.Environment, path: Path, db: Callable[..., Any], create: bool
-) -> object:
+) -> Database:
     """The handle of the metadata database of ``env`` at ``path`` (opened with ``db``,
     ``StateBackend.db``), created with the format version in a new environment; a
     StateError for an environment deltaflow did not write, or wrote in another state

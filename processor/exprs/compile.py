@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, cast
 
 from deltaflow.formats.errors import DeltaflowError
 from deltaflow.processor.exprs import gen_functions, gen_nested, gen_operators  # noqa: F401 - registers generators
@@ -39,7 +40,7 @@ def _build(source: str, name: str, g: Gen, what: str) -> Callable:  # type: igno
     exec(code, g.ns)  # noqa: S102 - generated from typed plan nodes, not user text
     fn = g.ns[name]
     fn.__deltaflow_source__ = source  # type: ignore[attr-defined]
-    return fn  # type: ignore[no-any-return]
+    return cast(Callable[..., Any], fn)
 
 
 def _gen(ctx: EvalContext | None) -> Gen:

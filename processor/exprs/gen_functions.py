@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
+from typing import cast
 
 from deltaflow.formats.types import DECIMAL, INTEGER_ROOTS, STRING_ROOTS, TIMESTAMP_LTZ
 from deltaflow.processor.exprs import lib_numeric as ln
@@ -125,8 +126,10 @@ def _sign(g: Gen, c: Call) -> str:
 @generator("ROUND", "TRUNCATE")
 def _round(g: Gen, c: Call) -> str:
     digits = (
-        int(g.const_value(c.operands[1], f"the digits of {c.op}")) if len(c.operands) == 2 else 0
-    )  # type: ignore[call-overload]
+        int(cast(int, g.const_value(c.operands[1], f"the digits of {c.op}")))
+        if len(c.operands) == 2
+        else 0
+    )
     arg = c.operands[0]
     kind = "round" if c.op == "ROUND" else "truncate"
     if arg.type.root in INTEGER_ROOTS:
@@ -168,7 +171,7 @@ def _rand(g: Gen, c: Call) -> str:
     ops = list(c.operands)
     seeded = c.op == "RAND" and len(ops) == 1 or c.op == "RAND_INTEGER" and len(ops) == 2
     rng = g.bind(
-        random.Random(g.const_value(ops.pop(0), f"the seed of {c.op}") if seeded else None), "_rng"
+        random.Random(cast(int, g.const_value(ops.pop(0), f"the seed of {c.op}")) if seeded else None), "_rng"
     )
     if c.op == "RAND":
         return f"{rng}.random()"

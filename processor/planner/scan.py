@@ -41,7 +41,8 @@ def _build(table: Table, functions: dict[str, str]) -> tuple[L.LNode, list[Scope
         [], fields, table=table, primary_key=pk if len(pk) == len(table.primary_key) else ()
     )
     cols = [
-        ScopeColumn(None, c.name, c.type, "ROWTIME" if c.name == rowtime else None) for c in stored
+        ScopeColumn(None, c.name, c.type, "ROWTIME" if c.name == rowtime else None)  # type: ignore[arg-type]
+        for c in stored
     ]  # type: ignore[arg-type]
     node: L.LNode = scan
     if [c.name for c in table.columns] != [c.name for c in stored]:

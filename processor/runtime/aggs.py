@@ -24,6 +24,7 @@ the general path (``Sum.value``: quantize HALF_UP), as before.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from deltaflow.formats.types import DECIMAL, INTEGER_ROOTS, DataType
 from deltaflow.processor.plan import AggCall
@@ -128,7 +129,7 @@ class Aggregates:
         scope = {**self.scope, **(extra or {})}
         code = compile("\n".join(lines) + "\n", f"<aggregates {name}>", "exec")
         exec(code, scope)  # noqa: S102 - generated from typed plan nodes, not user text
-        return scope[name]  # type: ignore[no-any-return]
+        return cast(Callable, scope[name])
 
     def init_expr(self, extra: list[str] | None = None) -> str:
         """A new accumulator (fresh lists on every evaluation), ``extra`` slots appended."""

@@ -18,7 +18,7 @@ window (end of bounded input).
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 from deltaflow.formats.changelog import Batch
 from deltaflow.formats.errors import PlanError
@@ -62,7 +62,7 @@ from deltaflow.processor.runtime.window_rank import WindowRankOperator
 
 __all__ = ["Graph", "RuntimeContext", "build_operator"]
 
-_BUILDERS = {
+_BUILDERS: dict[type, Callable[..., Operator]] = {
     p.Calc: CalcOperator,
     p.GroupAggregate: GroupAggOperator,
     p.Join: JoinOperator,
@@ -154,7 +154,7 @@ class Graph:
                 self.consumers[child.node_id].append((n.node_id, port))
         self.sink_ids = [s.node_id for s in plan.sinks]
         fused = self._fusions(nodes)
-        self.ops = {}
+        self.ops: dict[int, Operator] = {}
         for n in nodes:
             if n.node_id in fused.values():
                 self.ops[n.node_id] = PassThrough()  # its consumer reads its input columns
@@ -184,6 +184,7 @@ class Graph:
         positions); for a regular Join, a DeltaJoin or a DeltaJoinCascade, the Calc above it,
         its only consumer (the join builds its rows with just those columns)."""
         fused = {}
+        calc: p.Node
         for n in nodes:
             if type(n) is not p.GroupAggregate or type(n.inputs[0]) is not p.Calc:
                 continue

@@ -187,7 +187,7 @@ class GroupAggOperator(Operator):
 
     def _build(self, source: str, name: str):  # noqa: ANN202
         fn = self.aggs.build([source], name, _EMIT)
-        fn.__deltaflow_source__ = source
+        fn.__deltaflow_source__ = source  # type: ignore[attr-defined]
         return fn
 
     def _fold_per_key(
