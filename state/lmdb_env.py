@@ -30,6 +30,7 @@ class Owner(Protocol):
         """Its environment is open, in this process."""
         ...
 
+
 META_DB = b"__deltaflow__"
 FORMAT_KEY = "format"
 FORMAT_VERSION = 3  # 3: secondary indexes are packed per index key (state.packed_index)
@@ -40,9 +41,7 @@ _OPEN: weakref.WeakValueDictionary[str, Owner] = weakref.WeakValueDictionary()
 _DISK_ERRORS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO)
 
 
-def open_meta(
-    env: lmdb.Environment, path: Path, db: Callable[..., Any], create: bool
-) -> Database:
+def open_meta(env: lmdb.Environment, path: Path, db: Callable[..., Any], create: bool) -> Database:
     """The handle of the metadata database of ``env`` at ``path`` (opened with ``db``,
     ``StateBackend.db``), created with the format version in a new environment; a
     StateError for an environment deltaflow did not write, or wrote in another state

@@ -171,7 +171,10 @@ def _rand(g: Gen, c: Call) -> str:
     ops = list(c.operands)
     seeded = c.op == "RAND" and len(ops) == 1 or c.op == "RAND_INTEGER" and len(ops) == 2
     rng = g.bind(
-        random.Random(cast(int, g.const_value(ops.pop(0), f"the seed of {c.op}")) if seeded else None), "_rng"
+        random.Random(
+            cast(int, g.const_value(ops.pop(0), f"the seed of {c.op}")) if seeded else None
+        ),
+        "_rng",
     )
     if c.op == "RAND":
         return f"{rng}.random()"

@@ -56,9 +56,7 @@ def bind_top_n(binder, select: exp.Select, sub: exp.Subquery, rn_item: exp.Expr)
         for c in [e, *e.find_all(exp.Column)]
         if isinstance(c, exp.Column | exp.Star)
     )  # SELECT * keeps rn in the output, as in Flink
-    ranked = _rank_node(
-        rel, window, (rank_start, rank_end), rn, uses_rn, binder.functions
-    )
+    ranked = _rank_node(rel, window, (rank_start, rank_end), rn, uses_rn, binder.functions)
     items = []
     for item in expand_star(inner.expressions, rel):
         if item is rn_item:
