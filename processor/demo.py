@@ -79,15 +79,16 @@ def read_result(bootstrap: str) -> dict[str, dict]:
         msg = consumer.poll(5.0)
         if msg is None:
             break
-        if msg.error():
-            if msg.error().code() == msg.error()._PARTITION_EOF:
+        error, key, value = msg.error(), msg.key(), msg.value()
+        if error is not None:
+            if error.code() == error._PARTITION_EOF:
                 break
-            raise RuntimeError(str(msg.error()))
-        key = msg.key().decode()
-        if msg.value() is None:
-            table.pop(key, None)
+            raise RuntimeError(str(error))
+        assert key is not None, "the demo's result topic is keyed"
+        if value is None:
+            table.pop(key.decode(), None)
         else:
-            table[key] = json.loads(msg.value(), parse_float=Decimal)
+            table[key.decode()] = json.loads(value, parse_float=Decimal)
     consumer.close()
     return table
 

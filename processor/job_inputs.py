@@ -14,6 +14,7 @@ from deltaflow.connectors.base import Source
 from deltaflow.connectors.dead_letters import DeadLetterWriter
 from deltaflow.processor.job_tables import LOOKUP_PREFIX
 from deltaflow.processor.runtime import key_presence
+from deltaflow.processor.runtime.key_presence import KeyCheck
 
 
 @dataclass
@@ -22,7 +23,7 @@ class Inputs:
 
     sources: dict[int, Source] = field(default_factory=dict)  # scan node_id -> its source
     lookups: dict[str, Source] = field(default_factory=dict)  # looked-up table -> its source
-    presence: dict[str, key_presence.PresenceDecoder] = field(default_factory=dict)
+    presence: dict[str, KeyCheck] = field(default_factory=dict)  # table -> its key check
     dead_letters: list[DeadLetterWriter] = field(default_factory=list)  # flushed with sinks
     partitioned: dict = field(default_factory=dict)  # scan -> its per-partition watermarks
     _report: key_presence.PresenceReport | None = None

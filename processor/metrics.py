@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from deltaflow.formats.errors import StateError
 from deltaflow.processor.progress import public_name
 
-Sample = tuple[dict[str, object], float | int]
+Sample = tuple[dict[str, object], float | int | str]  # str: a value already formatted
 _OPERATOR_TABLE = re.compile(r"(\d+):([A-Za-z]+):")
 CHECKPOINT_S = "deltaflow_checkpoint_duration_seconds"
 

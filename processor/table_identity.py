@@ -58,7 +58,7 @@ def _is_format_option(key: str, options: dict[str, str]) -> bool:
 
 
 def _columns(node: Node) -> list[str]:
-    fields = getattr(node, "physical", None) or getattr(node, "table_fields", ())
+    fields = getattr(node, "physical", None) or getattr(node, "table_fields", None) or ()
     out = [f"{f.name} {f.type.sql()}" for f in fields]
     for column, key, dtype in getattr(node, "metadata", ()):
         out.append(f"{column} {dtype.sql()} METADATA FROM '{key}'")

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import lmdb
 import orjson
@@ -36,6 +37,9 @@ from deltaflow.state.table import StateTable
 from deltaflow.state.values import TypedValues
 from deltaflow.state.writes import write_items
 
+if TYPE_CHECKING:
+    from deltaflow.state.store import Database, Txn
+
 # A named database's record in the main database: LMDB's MDB_db (64-bit build).
 _DB_RECORD = struct.Struct("=IHHQQQQQ")
 
@@ -54,14 +58,14 @@ class StateBackend:
     ) -> None:
         self.path = Path(path)
         self._pid = os.getpid()
-        self._env = None
+        self._env: lmdb.Environment | None = None
         claim(self)
         self._env = open_env(self.path, map_size, create and not readonly, durable, readonly)
-        self._read: lmdb.Transaction | None = None
+        self._read: Txn | None = None
         self._tables: dict[str, StateTable] = {}
         self._indexes: dict[str, PackedIndex] = {}
         self._mirrors: dict[str, IndexedTable] = {}
-        self._dbs: dict[bytes, object] = {}
+        self._dbs: dict[bytes, Database] = {}
         self._meta_db = open_meta(self._env, self.path, self.db, create and not readonly)
 
     # -- tables ---------------------------------------------------------------
@@ -131,15 +135,15 @@ class StateBackend:
         """The environment is open, and in this process (not a fork's inherited copy)."""
         return self._env is not None and self._pid == os.getpid()
 
-    def db(self, name: bytes, *, create: bool) -> object:
+    def db(self, name: bytes, *, create: bool) -> Database:
         """The handle of a sub-database (opened once per environment)."""
         handle = self._dbs.get(name)
         if handle is None:
-            self._check_process()
+            env = self._check_process()
             self.end_read()  # a read transaction sees only handles opened before it began
             while handle is None:
                 try:
-                    handle = self._env.open_db(name, create=create)
+                    handle = env.open_db(name, create=create)
                 except lmdb.NotFoundError:
                     raise StateError(
                         f"state directory {self.path} has no table {name.decode()!r}"
@@ -153,11 +157,10 @@ class StateBackend:
 
     # -- transactions ---------------------------------------------------------
 
-    def read_txn(self) -> lmdb.Transaction:
+    def read_txn(self) -> Txn:
         """The current read transaction (begun lazily, ended by every commit)."""
         if self._read is None:
-            self._check_process()
-            self._read = self._env.begin(buffers=False)
+            self._read = self._check_process().begin(buffers=False)
         return self._read
 
     def end_read(self) -> None:
@@ -165,7 +168,7 @@ class StateBackend:
             self._read.abort()
             self._read = None
 
-    def commit(self, meta: dict[str, object] | None = None, *, undo: bool = False) -> None:
+    def commit(self, meta: Mapping[str, object] | None = None, *, undo: bool = False) -> None:
         """Write every table's buffered writes and ``meta`` in ONE transaction.
 
         With ``undo``, the transaction also saves the before-image of every key it
@@ -179,7 +182,7 @@ class StateBackend:
         writes.append((META_DB, self._meta_db, _meta_items(meta)))
         undo_db = self.db(undo_log.UNDO_DB, create=True) if undo else None
 
-        def body(txn: lmdb.Transaction) -> None:
+        def body(txn: Txn) -> None:
             for name, db, items in writes:
                 if undo_db is not None:
                     undo_log.record(txn, undo_db, name, db, items)
@@ -191,17 +194,17 @@ class StateBackend:
         for table in self._tables.values():
             table.committed()
 
-    def transact(self, body: Callable[[lmdb.Transaction], None]) -> None:
+    def transact(self, body: Callable[[Txn], None]) -> None:
         """Run ``body`` in ONE write transaction.
 
         A full map is doubled and the transaction retried; any other LMDB failure
         (a full disk) aborts it, so the last commit stays intact, and raises StateError.
         """
-        self._check_process()
+        env = self._check_process()
         self.end_read()
         while True:
             try:
-                with self._env.begin(write=True) as txn:
+                with env.begin(write=True) as txn:
                     body(txn)
                 return
             except lmdb.MapFullError:
@@ -223,7 +226,7 @@ class StateBackend:
         handles[META_DB] = self._meta_db
         restored = []
 
-        def body(txn: lmdb.Transaction) -> None:
+        def body(txn: Txn) -> None:
             restored.append(undo_log.roll_back(txn, undo_db, handles))
             write_items(txn, META_DB, self._meta_db, _meta_items(meta))
 
@@ -235,7 +238,7 @@ class StateBackend:
         """Drop the undo log (and write ``meta``) in one transaction."""
         undo_db = self.db(undo_log.UNDO_DB, create=True)
 
-        def body(txn: lmdb.Transaction) -> None:
+        def body(txn: Txn) -> None:
             undo_log.forget(txn, undo_db)
             write_items(txn, META_DB, self._meta_db, _meta_items(meta))
 
@@ -250,7 +253,7 @@ class StateBackend:
 
     # -- metadata -------------------------------------------------------------
 
-    def meta(self, key: str) -> object | None:
+    def meta(self, key: str) -> Any:
         """The last committed value of a meta entry, or None."""
         data = self.read_txn().get(key.encode(), db=self._meta_db)
         return None if data is None else orjson.loads(data)
@@ -292,10 +295,10 @@ class StateBackend:
         while the job opens or commits its own is not allowed by LMDB and fails with
         EINVAL now and then.
         """
-        self._check_process()
+        env = self._check_process()
         out = []
-        psize = self._env.stat()["psize"]
-        with self._env.begin() as txn:
+        psize = env.stat()["psize"]
+        with env.begin() as txn:
             for name, record in txn.cursor().iternext(keys=True, values=True):
                 if name.startswith(b"__") or len(record) != _DB_RECORD.size:
                     continue
@@ -322,16 +325,18 @@ class StateBackend:
     # -- internals ------------------------------------------------------------
 
     def _grow(self) -> None:
-        size = self._env.info()["map_size"] * 2
+        env = self._check_process()
+        size = env.info()["map_size"] * 2
         try:
-            self._env.set_mapsize(size)
+            env.set_mapsize(size)
         except lmdb.Error as err:
             raise StateError(
                 f"state directory {self.path}: cannot grow the LMDB map to {size} bytes ({err}); "
                 "free disk space or memory and restart the job, it resumes from the last checkpoint"
             ) from err
 
-    def _check_process(self) -> None:
+    def _check_process(self) -> lmdb.Environment:
+        """The open environment, in the process that opened it (else a StateError)."""
         if self._env is None:
             raise StateError(f"state directory {self.path} is closed")
         if os.getpid() != self._pid:
@@ -339,9 +344,10 @@ class StateBackend:
                 f"state directory {self.path} was opened in another process (before a fork); "
                 "open the StateBackend in the process that uses it"
             )
+        return self._env
 
 
-def _meta_items(meta: dict[str, object] | None) -> list[tuple[bytes, bytes | None]]:
+def _meta_items(meta: Mapping[str, object] | None) -> list[tuple[bytes, bytes | None]]:
     return sorted((key.encode(), orjson.dumps(value)) for key, value in (meta or {}).items())
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from deltaflow.formats.errors import StateError
 from deltaflow.state.backend import StateBackend
@@ -74,7 +75,7 @@ class Checkpointer:
 
     def restore(
         self, sink_committed: Callable[[int], bool] | None = None
-    ) -> tuple[int, dict[str, object]] | None:
+    ) -> tuple[int, dict[str, Any]] | None:
         """The last final checkpoint's ``(epoch, offsets)``, or None when there is none.
 
         A pending epoch (the job died between steps 2 and 4) is made final when

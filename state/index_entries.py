@@ -4,6 +4,7 @@ encoded, and the entries it gains and loses when rows change."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from operator import itemgetter
 
 from deltaflow.state import row_keys
@@ -19,7 +20,9 @@ class Index:
 
     def __init__(self, columns: list[int], table: PackedIndex | None, encode) -> None:
         self.columns = list(columns)
-        self.getter = itemgetter(*columns) if len(columns) > 1 else _one(columns[0])
+        self.getter: Callable[[tuple], tuple] = (
+            itemgetter(*columns) if len(columns) > 1 else _one(columns[0])
+        )
         self.encode = encode
         self.cache = KeyCache(encode)
         self.table = table  # None: a primary-key prefix, scanned on the row table
@@ -50,6 +53,6 @@ class Index:
         ]
 
 
-def _one(column: int):
+def _one(column: int) -> Callable[[tuple], tuple]:
     """A function picking one column of a row as a 1-tuple (an index key)."""
     return lambda row: (row[column],)

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from functools import partial
 from itertools import filterfalse, repeat
 from operator import is_, is_not, itemgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from deltaflow.formats.changelog import ADDS
 from deltaflow.formats.errors import StateError
@@ -50,7 +50,7 @@ from deltaflow.state.table import DELETED
 from deltaflow.state.typed_keys import encode_sorted_ints
 
 if TYPE_CHECKING:
-    from deltaflow.state.store import TableStore
+    from deltaflow.state.store import Database, TableStore
 
 __all__ = ["IndexedTable", "stored_columns"]
 
@@ -172,12 +172,13 @@ class IndexedTable:
             return
         keys, encoded, values, _ = self._encoded()
         self._unflushed = []
+        stored: Sequence[object] = values
         if any(map(is_, values, repeat(None))):
-            values = [DELETED if value is None else value for value in values]
-        self._rows.put_many_encoded(list(zip(encoded, values, strict=True)))
+            stored = [DELETED if value is None else value for value in values]
+        self._rows.put_many_encoded(list(zip(encoded, stored, strict=True)))
         self._raise_last(keys)
 
-    def commit_writes(self) -> tuple[bytes, object, list] | None:
+    def commit_writes(self) -> tuple[bytes, Database, list] | None:
         """For the backend's commit: (table name, LMDB handle, the writes of the rows
         applied since the last flush, encoded and in key order, None deleting), written
         straight from here; None when there are none, or when the row table has
@@ -207,7 +208,7 @@ class IndexedTable:
         the rows' bytes or None for a deleted row, whether in key order). Positive integer
         keys are sorted as ints and encoded by runs of one length (``encode_sorted_ints``),
         their bytes then in order with no sort of the bytes."""
-        latest: dict[object, bytes | None] = {}
+        latest: dict[Any, bytes | None] = {}
         for after in self._unflushed:
             latest.update(after)
         if self._last is not _OFF and None not in latest:
@@ -278,7 +279,7 @@ class IndexedTable:
             out[i] = row
         return out
 
-    def _last_key(self) -> object:
+    def _last_key(self) -> Any:
         """The largest integer row key stored or buffered (None: none), or _OFF."""
         if self._last is _UNREAD:
             kb = self._rows.last_encoded()

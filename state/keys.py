@@ -47,6 +47,7 @@ import struct
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
+from typing import Any
 
 from deltaflow.formats.nanos import NanoDatetime, nanos_of, plain, with_nanos
 
@@ -162,6 +163,7 @@ def _enc_decimal(out: bytearray, value: Decimal) -> None:
     if not value.is_finite():
         raise ValueError(f"a key cannot hold the decimal {value}; only finite decimals")
     sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)  # a finite decimal's exponent (not 'n', 'N', 'F')
     if not value:
         out.append(DEC_ZERO)
     else:
@@ -222,7 +224,7 @@ def _enc_nested(out: bytearray, value: tuple | list) -> None:
     out.append(0)
 
 
-_ENCODERS: dict[type, Callable[[bytearray, object], None]] = {
+_ENCODERS: dict[type, Callable[[bytearray, Any], None]] = {
     type(None): _enc_none,
     bytes: _enc_bytes,
     bytearray: _enc_bytes,
@@ -352,8 +354,8 @@ def _dec_constant(value: object) -> Callable[[bytes, int], tuple[object, int]]:
     return lambda data, pos: (value, pos)
 
 
-def _build_decoders() -> dict[int, Callable[[bytes, int], tuple[object, int]]]:
-    table: dict[int, Callable[[bytes, int], tuple[object, int]]] = {
+def _build_decoders() -> dict[int, Callable[[bytes, int], tuple[Any, int]]]:
+    table: dict[int, Callable[[bytes, int], tuple[Any, int]]] = {
         NONE: _dec_constant(None),
         BYTES: _dec_bytes,
         STR: _dec_str,

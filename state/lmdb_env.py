@@ -9,13 +9,16 @@ import os
 import weakref
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import lmdb
 import orjson
 
 from deltaflow.formats.errors import StateError
 from deltaflow.state.lock import ensure_directory
+
+if TYPE_CHECKING:
+    from deltaflow.state.store import Database
 
 
 class Owner(Protocol):
@@ -27,6 +30,7 @@ class Owner(Protocol):
         """Its environment is open, in this process."""
         ...
 
+
 META_DB = b"__deltaflow__"
 FORMAT_KEY = "format"
 FORMAT_VERSION = 3  # 3: secondary indexes are packed per index key (state.packed_index)
@@ -37,9 +41,7 @@ _OPEN: weakref.WeakValueDictionary[str, Owner] = weakref.WeakValueDictionary()
 _DISK_ERRORS = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO)
 
 
-def open_meta(
-    env: lmdb.Environment, path: Path, db: Callable[..., Any], create: bool
-) -> object:
+def open_meta(env: lmdb.Environment, path: Path, db: Callable[..., Any], create: bool) -> Database:
     """The handle of the metadata database of ``env`` at ``path`` (opened with ``db``,
     ``StateBackend.db``), created with the format version in a new environment; a
     StateError for an environment deltaflow did not write, or wrote in another state

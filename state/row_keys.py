@@ -14,6 +14,7 @@ import struct
 from collections.abc import Callable, Sequence
 from itertools import repeat
 from operator import add, is_, itemgetter
+from typing import Any
 
 from deltaflow.formats.changelog import ADDS
 from deltaflow.formats.generated import define
@@ -32,7 +33,7 @@ def row_key(columns: list[int]) -> Callable[[tuple], object]:
     return itemgetter(*columns)
 
 
-def key_tuple(columns: list[int]) -> Callable[[object], tuple]:
+def key_tuple(columns: list[int]) -> Callable[[Any], tuple]:
     """The primary key tuple of a row key."""
     if len(columns) == 1:
         return lambda key: (key,)
@@ -44,7 +45,7 @@ def from_tuple(columns: list[int]) -> Callable[[tuple], object]:
     return itemgetter(0) if len(columns) == 1 else tuple
 
 
-def key_bytes(columns: list[int], types: Sequence[DataType] | None) -> Callable[[object], bytes]:
+def key_bytes(columns: list[int], types: Sequence[DataType] | None) -> Callable[[Any], bytes]:
     """The encoder of the row keys of a table keyed by ``columns``."""
     if len(columns) == 1:
         if types is None:

@@ -7,9 +7,13 @@ against them, so no table module refers back to the backend module."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
-import lmdb
+if TYPE_CHECKING:
+    import lmdb
+
+    Database: TypeAlias = lmdb._Database  # a sub-database's handle
+    Txn: TypeAlias = lmdb.Transaction[bytes]  # a transaction without buffers (bytes values)
 
 
 class Store(Protocol):
@@ -18,7 +22,7 @@ class Store(Protocol):
 
     path: Path
 
-    def read_txn(self) -> lmdb.Transaction: ...
+    def read_txn(self) -> Txn: ...
     def db(self, name: bytes, *, create: bool) -> Any: ...
 
 

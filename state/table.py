@@ -23,7 +23,7 @@ from deltaflow.state.keys import EMPTY, decode_key, encode_key, prefix_end
 from deltaflow.state.values import TypedValues, decode_value, encode_value
 
 if TYPE_CHECKING:
-    from deltaflow.state.store import Store
+    from deltaflow.state.store import Database, Store
 
 DELETED = object()  # buffer marker: the key is deleted
 _MISSING = object()
@@ -36,7 +36,7 @@ class StateTable:
         self,
         backend: Store,
         name: str,
-        db: object,
+        db: Database,
         values: TypedValues | None = None,
         keep: int = 0,
     ) -> None:
@@ -221,7 +221,7 @@ class StateTable:
     # -- for the backend ----------------------------------------------------------
 
     @property
-    def db(self) -> object:
+    def db(self) -> Database:
         return self._db
 
     def pending(self) -> list[tuple[bytes, bytes | None]]:

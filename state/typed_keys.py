@@ -18,6 +18,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from itertools import repeat
 from operator import is_
+from typing import Final, Literal, cast
 
 from deltaflow.formats.types import INTEGER_ROOTS, STRING_ROOTS, DataType
 from deltaflow.state.keys import INT_ZERO, NONE, STR, encode_key
@@ -30,6 +31,7 @@ _POSITIVE = [bytes((INT_ZERO + n,)) for n in range(8)]
 
 # the smallest positive integer of n bytes, by n; integers below the last fit in 7 bytes
 _SMALLEST = [1 << (8 * n) for n in range(8)]
+_BIG: Final[Literal["big"]] = "big"
 _INT_ONLY = {int}
 
 ValueEncoder = Callable[[object], bytes]
@@ -63,7 +65,7 @@ def encode_sorted_ints(values: list) -> list[bytes] | None:
     while start < end:
         stop = bisect_left(values, _SMALLEST[length], start)
         run = values[start:stop]
-        out += map(_POSITIVE[length].__add__, map(int.to_bytes, run, repeat(length), repeat("big")))
+        out += map(_POSITIVE[length].__add__, map(int.to_bytes, run, repeat(length), repeat(_BIG)))
         start, length = stop, length + 1
     return out
 
@@ -119,7 +121,7 @@ class KeyCache:
         known = self.known
         out = list(map(known.get, keys))
         if not any(map(is_, out, repeat(None))):
-            return out
+            return cast(list[bytes], out)
         missing = {key: None for key, kb in zip(keys, out, strict=True) if kb is None}
         if len(known) + len(missing) > self.limit:
             known.clear()

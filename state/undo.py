@@ -17,8 +17,10 @@ first, so that the oldest image of a key wins. A secondary index is an ordinary 
 from __future__ import annotations
 
 import struct
+from typing import TYPE_CHECKING
 
-import lmdb
+if TYPE_CHECKING:
+    from deltaflow.state.store import Database, Txn
 
 UNDO_DB = b"__undo__"
 _SEQ = struct.Struct(">Q")
@@ -26,10 +28,10 @@ _LEN = struct.Struct(">I")
 
 
 def record(
-    txn: lmdb.Transaction,
-    undo_db: object,
+    txn: Txn,
+    undo_db: Database,
     name: bytes,
-    db: object,
+    db: Database,
     items: list[tuple[bytes, bytes | None]],
 ) -> None:
     """Save the current values of the keys ``items`` is about to write."""
@@ -46,12 +48,12 @@ def record(
     txn.cursor(db=undo_db).putmulti(images, append=True)
 
 
-def tables(txn: lmdb.Transaction, undo_db: object) -> set[bytes]:
+def tables(txn: Txn, undo_db: Database) -> set[bytes]:
     """The names of the tables with images to roll back."""
     return {_split(value)[0] for value in txn.cursor(db=undo_db).iternext(keys=False)}
 
 
-def roll_back(txn: lmdb.Transaction, undo_db: object, handles: dict[bytes, object]) -> int:
+def roll_back(txn: Txn, undo_db: Database, handles: dict[bytes, Database]) -> int:
     """Write every image back (newest first), then empty the log; returns the count."""
     count = 0
     for value in txn.cursor(db=undo_db).iterprev(keys=False):
@@ -65,7 +67,7 @@ def roll_back(txn: lmdb.Transaction, undo_db: object, handles: dict[bytes, objec
     return count
 
 
-def forget(txn: lmdb.Transaction, undo_db: object) -> None:
+def forget(txn: Txn, undo_db: Database) -> None:
     """Drop every image: the checkpoint they belong to is final."""
     txn.drop(undo_db, delete=False)
 

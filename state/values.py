@@ -35,6 +35,7 @@ import pickle
 from collections.abc import Callable
 from datetime import date, datetime, time
 from decimal import Decimal
+from typing import Any
 
 import msgspec
 from msgspec.msgpack import Ext
@@ -56,7 +57,7 @@ _FLAT = _PLAIN | _SLOW
 _encoder = msgspec.msgpack.Encoder()
 
 
-def encode_value(value: object) -> bytes:
+def encode_value(value: Any) -> bytes:
     """The bytes of one state value."""
     kind = type(value)
     if kind is tuple or kind is list:
@@ -98,7 +99,7 @@ class TypedValues:
     once per batch. Reads before the commit return that object.
     """
 
-    def __init__(self, shape: object, snapshot: Callable[[object], object] | None = None) -> None:
+    def __init__(self, shape: object, snapshot: Callable[[Any], object] | None = None) -> None:
         self._decoder = msgspec.msgpack.Decoder(shape)
         self._snapshot = snapshot
 
@@ -130,7 +131,7 @@ def _typed(value: object) -> bytes:
         return encode_value(value)
 
 
-def _scalar(value: object) -> Ext:
+def _scalar(value: Any) -> Ext:
     kind = type(value)
     if kind is Decimal:
         return Ext(_EXT_DECIMAL, str(value).encode("ascii"))

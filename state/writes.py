@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import lmdb
 
 from deltaflow.formats.errors import StateError
+
+if TYPE_CHECKING:
+    from deltaflow.state.store import Database, Txn
 
 MAX_KEY_BYTES = 511  # LMDB's compiled-in key size limit
 
 
 def write_items(
-    txn: lmdb.Transaction, name: bytes, db: object, items: list[tuple[bytes, bytes | None]]
+    txn: Txn, name: bytes, db: Database, items: list[tuple[bytes, bytes | None]]
 ) -> None:
     """Writes ``items`` (a value None deletes its key)."""
     puts = [(k, v) for k, v in items if v is not None]

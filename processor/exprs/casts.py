@@ -11,6 +11,7 @@ import datetime as dt
 import math
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from deltaflow.formats.printing import java_double, java_float
 from deltaflow.formats.types import (
@@ -48,7 +49,7 @@ from deltaflow.processor.exprs.errors import EvalError
 from deltaflow.processor.exprs.lib_date_format import timestamp_text
 from deltaflow.processor.exprs.lib_numeric import exponent, fit, wrap
 
-Fn = Callable[[object], object]
+Fn = Callable[[Any], Any]  # one value of a column to its cast value
 _TRUE = frozenset({"true", "t", "yes", "y", "1"})
 _FALSE = frozenset({"false", "f", "no", "n", "0"})
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import time
 import uuid
+from typing import cast
 
 from deltaflow.formats.types import (
     DECIMAL,
@@ -132,8 +133,10 @@ def _sign(g: Gen, c: Call) -> str:
 @generator("ROUND", "TRUNCATE")
 def _round(g: Gen, c: Call) -> str:
     digits = (
-        int(g.const_value(c.operands[1], f"the digits of {c.op}")) if len(c.operands) == 2 else 0
-    )  # type: ignore[call-overload]
+        int(cast(int, g.const_value(c.operands[1], f"the digits of {c.op}")))
+        if len(c.operands) == 2
+        else 0
+    )
     arg = c.operands[0]
     kind = "round" if c.op == "ROUND" else "truncate"
     if arg.type.root in INTEGER_ROOTS:
@@ -175,7 +178,10 @@ def _rand(g: Gen, c: Call) -> str:
     ops = list(c.operands)
     seeded = c.op == "RAND" and len(ops) == 1 or c.op == "RAND_INTEGER" and len(ops) == 2
     rng = g.bind(
-        random.Random(g.const_value(ops.pop(0), f"the seed of {c.op}") if seeded else None), "_rng"
+        random.Random(
+            cast(int, g.const_value(ops.pop(0), f"the seed of {c.op}")) if seeded else None
+        ),
+        "_rng",
     )
     if c.op == "RAND":
         return f"{rng}.random()"
@@ -336,7 +342,7 @@ def _extract(g: Gen, c: Call) -> str:
         unit, arg = symbol_value(c.operands[0]), c.operands[1]
     else:
         unit, arg = _EXTRACT_FUNCTIONS[c.op], c.operands[0]
-    field = _DATETIME_FIELDS.get(unit) if arg.type.root in (TIMESTAMP, TIMESTAMP_LTZ) else None
+    field = _DATETIME_FIELDS.get(unit or "") if arg.type.root in (TIMESTAMP, TIMESTAMP_LTZ) else None
     if field is not None:  # a datetime's own field, read in place (what _t.extract gives)
         if arg.type.root == TIMESTAMP_LTZ:
             return g.strict([arg], lambda a: field.format(f"_t.to_local({a}, _tz)"))

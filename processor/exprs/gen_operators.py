@@ -150,10 +150,10 @@ def _like(g: Gen, c: Call) -> str:
     value, pattern, *rest = c.operands
     escape = rest[0] if rest else None
     negate = "not " if c.op == "NOT LIKE" else ""
-    constant = isinstance(pattern, Literal) and (escape is None or isinstance(escape, Literal))
-    if constant and pattern.value is not None and (escape is None or escape.value is not None):  # type: ignore[union-attr]
-        esc = None if escape is None else escape.value  # type: ignore[union-attr]
-        rx = g.bind(like_regex(pattern.value, esc), "_rx")  # type: ignore[union-attr, arg-type]
+    literal_escape = escape is None or isinstance(escape, Literal) and escape.value is not None
+    if isinstance(pattern, Literal) and pattern.value is not None and literal_escape:
+        esc = escape.value if isinstance(escape, Literal) else None
+        rx = g.bind(like_regex(str(pattern.value), None if esc is None else str(esc)), "_rx")
         return g.strict([value], lambda v: f"({negate}{rx}.fullmatch({v}) is not None)")
     return g.strict(c.operands, lambda *a: f"({negate}_s.like({', '.join(a)}))")
 

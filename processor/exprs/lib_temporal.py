@@ -11,6 +11,7 @@ import calendar
 import datetime as dt
 import functools
 import re
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from deltaflow.formats.nanos import truncate as truncate_nanos
@@ -134,7 +135,9 @@ def parse_pattern(text: str, pattern: str) -> dt.datetime | None:
     if m is None:
         return None
     got = m.groupdict()
-    fields = {name: int(got[letter]) for letter, name in _PARSE_FIELD.items() if got.get(letter)}
+    fields: dict[str, Any] = {
+        name: int(got[letter]) for letter, name in _PARSE_FIELD.items() if got.get(letter)
+    }
     fields.setdefault("year", 1970)
     fields.setdefault("month", 1)
     fields.setdefault("day", 1)
@@ -201,7 +204,7 @@ def format_time(value: dt.time, precision: int) -> str:
 def truncate_micros(value, precision: int):  # type: ignore[no-untyped-def]
     """Drop fraction digits beyond ``precision`` (Flink truncates when narrowing)."""
     if precision >= 6:
-        if precision < 9 and getattr(value, "nanos", 0):
+        if precision < 9 and getattr(value, "nanos", None):
             return truncate_nanos(value, precision)
         return value
     step = 10 ** (6 - precision)

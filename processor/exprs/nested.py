@@ -102,9 +102,10 @@ def _element(op: str, operands: list[Expr]) -> Call:
             f"Invalid function call ELEMENT({got}). Supported signatures: ELEMENT(ARRAY)"
         )
     element = operands[0].type.element  # as Flink: NULL for an empty array, typed as elements
+    assert element is not None  # an ARRAY type has its element type
     return Call(
         element.with_nullable(element.nullable or operands[0].type.nullable), op, tuple(operands)
-    )  # type: ignore[union-attr]
+    )
 
 
 def _common_of(what: str, exprs: list[Expr]) -> DataType:

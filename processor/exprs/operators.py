@@ -100,10 +100,10 @@ def _arithmetic(op: str, operands: list[Expr]) -> Call:
         a.root in INTEGER_ROOTS | {DECIMAL} and b.root in INTEGER_ROOTS | {DECIMAL}
     ):
         raise BadCall("MOD needs exact numeric operands", ("MOD(EXACT_NUMERIC, EXACT_NUMERIC)",))
-    t = arithmetic_type(op, a, b)
-    if t is None:
+    found = arithmetic_type(op, a, b)
+    if found is None:
         raise BadCall("", (f"NUMERIC {op} NUMERIC", "DATETIME +/- INTERVAL"))
-    return _call(t, op, operands)
+    return _call(found, op, operands)
 
 
 def _temporal_arithmetic(op: str, a: DataType, b: DataType) -> DataType | None:
@@ -188,7 +188,7 @@ def _in(op: str, operands: list[Expr]) -> Call:
     if len(operands) < 2:
         raise BadCall(f"{op} needs a value and at least one list element")
     value = operands[0]
-    items = []
+    items: list[Expr] = []
     for item in operands[1:]:
         value_cast, item_cast = coerce_pair("=", value, item)
         if value_cast is not value and items:

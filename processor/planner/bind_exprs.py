@@ -38,7 +38,7 @@ from deltaflow.processor.planner.bind_nested import (
 )
 from deltaflow.processor.sql.errors import closest, position, start_position
 
-_BINARY = {
+_BINARY: dict[type[exp.Expr], str] = {
     exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%",
     exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=",
     exp.And: "AND", exp.Or: "OR", exp.DPipe: "||",

@@ -4,6 +4,7 @@ subqueries, joins, lookup joins and window table functions."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from sqlglot import exp
 
@@ -47,7 +48,7 @@ class FromBinder:
 
     def relation(self, node: exp.Expr) -> Rel:
         rel = self._relation(node)
-        alias = node.args.get("alias")
+        alias: Any = node.args.get("alias")  # a TableAlias when it names columns
         names = [c.name for c in alias.columns] if isinstance(alias, exp.TableAlias) else []
         if names:
             if len(names) != len(rel.columns):
@@ -168,7 +169,7 @@ def _using(join: exp.Join, left: Rel, right: Rel, scope: Scope) -> Expr | None:
     """``USING (a, b)``: equality of the same-named columns of both sides."""
     conds: list[Expr] = []
     for ident in join.args.get("using") or []:
-        sides = []
+        sides: list[Expr] = []
         for rel, offset in ((left, 0), (right, len(left.columns))):
             hits = [i for i, c in enumerate(rel.columns) if c.name == ident.name]
             if len(hits) != 1:
@@ -206,10 +207,12 @@ def _equi_keys(
         if isinstance(c, Call) and c.op == "=" and all(isinstance(o, InputRef) for o in c.operands):
             a, b = (o.index for o in c.operands)  # type: ignore[attr-defined]
             if a < width <= b:
-                lk.append(a), rk.append(b - width)
+                lk.append(a)
+                rk.append(b - width)
                 continue
             if b < width <= a:
-                lk.append(b), rk.append(a - width)
+                lk.append(b)
+                rk.append(a - width)
                 continue
         rest.append(c)
     return tuple(lk), tuple(rk), and_all(rest)

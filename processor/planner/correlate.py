@@ -153,7 +153,7 @@ def _join_type(join: exp.Join, lateral: exp.Lateral) -> tuple[str, exp.Expr | No
 
 
 def _aliased(lateral: exp.Lateral, declared: list[str]) -> list[str]:
-    alias = lateral.args.get("alias")
+    alias: Any = lateral.args.get("alias")  # a TableAlias when it names columns
     names = [c.name for c in alias.columns] if isinstance(alias, exp.TableAlias) else []
     if not names:
         return declared

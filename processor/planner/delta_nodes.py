@@ -150,8 +150,8 @@ def read_source(child: L.LNode, key: Key, what: str) -> SourceRead | str:
             )
         columns.append(expr.index)
     if calc is not None:
-        for expr in [*calc.projection, calc.condition]:
-            fn = non_deterministic(expr)
+        for part in [*calc.projection, calc.condition]:
+            fn = non_deterministic(part)
             if fn:
                 return f"the projection or filter on table {name} calls the non-deterministic function {fn}"
     return SourceRead(scan, calc, tuple(columns))
@@ -330,13 +330,13 @@ def _view(view: ViewPlan, scans: list[P.Node], ports) -> P.DeltaView:
     if view.kind == "source":
         port = next(ports)
         scan = scans[port]
-        lookups = []
+        reads: list[P.DeltaLookup] = []
         for key, read in view.lookups.items():
             projection, condition = _calc_of(read, scan)
             side = _side(scan, read.index, read.positions, projection, condition, read.fixed)
-            lookups.append(P.DeltaLookup(key=key, side=side))
+            reads.append(P.DeltaLookup(key=key, side=side))
         return P.DeltaView(
-            kind="source", width=width, lookups=tuple(lookups), port=port,
+            kind="source", width=width, lookups=tuple(reads), port=port,
             projection=projection, condition=condition,
         )  # fmt: skip
     inputs = tuple(_view(child, scans, ports) for child in view.inputs)

@@ -55,13 +55,14 @@ class _Demand:
         """Output columns of ``node`` that its consumers read (None: all)."""
         if node.node_id not in self.memo:
             self.memo[node.node_id] = None  # a cycle (none are planned) reads all
-            used: set[int] | None = set()
+            seen: set[int] = set()
+            used: set[int] | None = seen
             for consumer in self.consumers.get(node.node_id, {}).values():
                 read = self._read(consumer, node)
                 if read is None:
                     used = None
                     break
-                used |= read
+                seen |= read
             self.memo[node.node_id] = used
         return self.memo[node.node_id]
 

@@ -32,7 +32,7 @@ def expand_grouping_sets(binder, select: exp.Select) -> exp.Expr | None:  # noqa
     branches = []
     for keys in dict.fromkeys(tuple(s) for s in sets):
         branch = select.copy()
-        by = [exp.column(n) for n in keys] or [exp.true()]
+        by: list[exp.Expr] = [exp.column(n) for n in keys] or [exp.true()]
         branch.set("group", exp.Group(expressions=by))
         branch.set("expressions", [_branch(e, names, keys, types) for e in branch.expressions])
         having = branch.args.get("having")

@@ -46,7 +46,9 @@ def lookup_join_node(left: L.LNode, table, join_type: str, keys, out) -> L.LNode
         lookup_keys=rk + tuple(col - width for _, col in computed),
         condition=and_all([_past(c, width, n) for c in kept]),
     )  # fmt: skip
-    keep = [InputRef(f.type, i) for i, f in enumerate(joined) if not width <= i < width + n]
+    keep: list[Expr] = [
+        InputRef(f.type, i) for i, f in enumerate(joined) if not width <= i < width + n
+    ]
     return L.Calc([node], unique_fields(out), projection=keep)
 
 

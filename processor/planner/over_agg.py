@@ -84,7 +84,8 @@ def bind_over(
                 "the same window; compute each window in its own subquery", *position(w))  # fmt: skip
     window, time_kind = _window(first, scope, rel, calls[0])
     pre: list[Expr] = [InputRef(c.type, i) for i, c in enumerate(rel.columns)]
-    aggs, names = [], {}
+    aggs: list[AggCall] = []
+    names: dict[str, str] = {}
     for w in calls:
         if w.sql() in names:
             continue

@@ -62,7 +62,7 @@ def fuse_calcs(roots: tuple[P.Node, ...], settings: dict[str, str]) -> Changes:
         above = consumers[n.node_id]
         if type(n) not in _FUSES_CALC_ABOVE or len(above) != 1:
             continue
-        calc = above[0]
+        calc = above[0]  # type: ignore[assignment]  # a Calc when the test below holds
         taken = calc.node_id in out  # already read by an aggregate
         if type(calc) is P.Calc and not taken and P.column_selection(calc) is not None:  # type: ignore[arg-type]
             fuse(n.node_id, calc.node_id)

@@ -7,6 +7,8 @@ aggregate: ``m2 / n`` (population), ``m2 / CASE WHEN n = 1 THEN NULL ELSE n - 1 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sqlglot import exp, parse_one
 
 from deltaflow.formats.errors import SqlError
@@ -17,7 +19,7 @@ from deltaflow.processor.sql.errors import position
 
 M2 = "$WELFORD_M2$1"
 # class -> (square root, population)
-_VARIANCE = {
+_VARIANCE: dict[type[exp.Expr], tuple[bool, bool]] = {
     exp.StddevPop: (True, True),
     exp.StddevSamp: (True, False),
     exp.Stddev: (True, False),
@@ -64,7 +66,7 @@ def _reduction(call: exp.Expr, sqrt: bool, population: bool, scope: Scope) -> ex
     return exp.Paren(this=tree.transform(lambda n: _part(n, parts)))
 
 
-def _part(node: exp.Expr, parts: dict[str, exp.Expr]) -> exp.Expr:
+def _part(node: exp.Expr, parts: Mapping[str, exp.Expr]) -> exp.Expr:
     if isinstance(node, exp.Column) and node.name in parts:
         return parts[node.name].copy()
     return node

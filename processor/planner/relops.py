@@ -76,7 +76,7 @@ def expand_star(items: list[exp.Expr], rel: Rel) -> list[exp.Expr]:
         if not (isinstance(item, exp.Star) or qualified_star):
             out.append(item)
             continue
-        qual = item.table if qualified_star else None
+        qual = item.table if isinstance(item, exp.Column) else None  # a qualified star
         for c in rel.columns:
             if (c.qualifier or "").startswith("__sq"):
                 continue  # a decorrelated subquery's join (subqueries.py)

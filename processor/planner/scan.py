@@ -46,7 +46,8 @@ def _build(table: Table, functions: dict[str, str]) -> tuple[L.LNode, list[Scope
         normalize=before_image_from_state(table),  # before-images from state
     )
     cols = [
-        ScopeColumn(None, c.name, c.type, "ROWTIME" if c.name == rowtime else None) for c in stored
+        ScopeColumn(None, c.name, c.type, "ROWTIME" if c.name == rowtime else None)  # type: ignore[arg-type]
+        for c in stored
     ]  # type: ignore[arg-type]
     node: L.LNode = scan
     if [c.name for c in table.columns] != [c.name for c in stored]:

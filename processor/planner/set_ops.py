@@ -69,7 +69,7 @@ def _aligned(binder, node: exp.SetOperation, label: str) -> tuple[list[ScopeColu
 def _counted(cols: list[ScopeColumn], inputs: list[L.LNode], intersect: bool) -> Rel:
     n = len(cols)
     fields = [*fields_of(cols), Field("$left", _LONG), Field("$right", _LONG)]
-    marked = []
+    marked: list[L.LNode] = []
     for side, node in enumerate(inputs):
         projection: list[Expr] = [InputRef(f.type, i) for i, f in enumerate(node.fields)]
         projection += [Literal(_LONG, 1 - side), Literal(_LONG, side)]

@@ -56,7 +56,7 @@ def _same_nested(src: DataType, dst: DataType) -> bool:
     for a, b in pairs:
         if (a is None) != (b is None):
             return False
-        if a is not None and not (
+        if a is not None and b is not None and not (
             a.with_nullable(True) == b.with_nullable(True) or a.root == b.root and a.root in _NESTED
             and _same_nested(a, b)
         ):  # fmt: skip

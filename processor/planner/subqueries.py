@@ -72,11 +72,11 @@ def _rewrite(binder, c: exp.Expr) -> tuple[list[exp.Join], list[exp.Expr]]:  # n
         if negated:
             return _not_in(binder, inner.this, sub, inner)
         return _exists(binder, sub, False, inner.this)
-    for node in c.find_all(exp.Exists, exp.In):
-        if isinstance(node, exp.Exists) or node.args.get("query") is not None:
+    for pred in c.find_all(exp.Exists, exp.In):
+        if isinstance(pred, exp.Exists) or pred.args.get("query") is not None:
             raise SqlError(
                 "IN / EXISTS subqueries are supported as conjuncts of WHERE only (not under OR "
-                "or NOT)", *position(node))  # fmt: skip
+                "or NOT)", *position(pred))  # fmt: skip
     joins: list[exp.Join] = []
     for node in list(c.find_all(exp.Subquery)):
         join, value = _scalar(binder, node.this, node)
@@ -95,7 +95,8 @@ def _split(binder, sub: exp.Select, unequal: Pairs | None = None) -> tuple[list[
         raise SqlError("a subquery here must be a SELECT", *position(sub))
     scope = Scope(binder.froms.from_clause(sub).columns, binder.functions)
     where = sub.args.get("where")
-    local, pairs = [], []
+    local: list[exp.Expr] = []
+    pairs: list[tuple[exp.Expr, exp.Expr]] = []
     for c in _conjuncts(where.this) if where is not None else []:
         outer = [col for col in _own_columns(c) if not scope.has(col)]
         if not outer:
@@ -122,7 +123,7 @@ def _own_columns(node: exp.Expr) -> list[exp.Column]:
     return [c for c in node.find_all(exp.Column) if not _inside(c, node)]
 
 
-def _inside(col: exp.Column, top: exp.Expr) -> bool:
+def _inside(col: exp.Expr, top: exp.Expr) -> bool:
     if col is top:
         return False
     parent = col.parent

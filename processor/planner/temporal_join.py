@@ -60,7 +60,8 @@ def bind_temporal_join(left: Rel, right: Rel, join_type: str, keys, out, left_ti
             "Temporal Table Join requires primary key in versioned table; join ON all of the "
             "versioned table's primary key columns", *position(version))  # fmt: skip
     versions: L.LNode = right.node
-    if right.node.table.format in CHANGELOG_FORMATS:  # as Flink: versions need no -U rows
+    scan = right.node if isinstance(right.node, L.Scan) else None  # a Scan: it has a key
+    if scan is not None and scan.table.format in CHANGELOG_FORMATS:  # versions need no -U rows
         versions = L.DropUpdateBefore([right.node], list(right.node.fields))
     node = TemporalJoin([left.node, versions], unique_fields(out), join_type=join_type,
                         left_keys=lk, right_keys=rk, condition=rest, left_time=left_time,

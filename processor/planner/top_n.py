@@ -41,7 +41,9 @@ def row_number_item(select: exp.Select) -> tuple[exp.Subquery, exp.Expr] | None:
 def bind_top_n(binder, select: exp.Select, sub: exp.Subquery, rn_item: exp.Expr) -> Rel:  # noqa: ANN001 - QueryBinder
     inner: exp.Select = sub.this
     rel = binder.froms.from_clause(inner)
-    if not tvf_partitioned(rel, _partition(rel, rn_item.unalias(), binder.functions)):
+    window = rn_item.unalias()
+    assert isinstance(window, exp.Window)  # the caller found a ROW_NUMBER() OVER item
+    if not tvf_partitioned(rel, _partition(rel, window, binder.functions)):
         require_no_window(rel, "ROW_NUMBER()", rn_item)
     if inner.args.get("where") is not None:
         rel = filter_rel(rel, bind(inner.args["where"].this, rel.scope(binder.functions)))
@@ -54,9 +56,7 @@ def bind_top_n(binder, select: exp.Select, sub: exp.Subquery, rn_item: exp.Expr)
         for c in [e, *e.find_all(exp.Column)]
         if isinstance(c, exp.Column | exp.Star)
     )  # SELECT * keeps rn in the output, as in Flink
-    ranked = _rank_node(
-        rel, rn_item.unalias(), (rank_start, rank_end), rn, uses_rn, binder.functions
-    )
+    ranked = _rank_node(rel, window, (rank_start, rank_end), rn, uses_rn, binder.functions)
     items = []
     for item in expand_star(inner.expressions, rel):
         if item is rn_item:

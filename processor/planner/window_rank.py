@@ -16,7 +16,7 @@ from typing import Any
 
 from deltaflow.formats.errors import PlanError, SqlError
 from deltaflow.processor import plan as P
-from deltaflow.processor.exprs.nodes import InputRef
+from deltaflow.processor.exprs.nodes import Expr, InputRef
 from deltaflow.processor.plan import Key, Mode, WindowSpec
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.relation import Rel
@@ -58,7 +58,8 @@ def tvf_partitioned(rel: Rel, partition: tuple[int, ...]) -> bool:
 def window_rank(rel: Rel, rank: L.Rank) -> WindowRank | None:
     """``rank`` as a WindowRank when its PARTITION BY holds both bounds of one window."""
     if tvf_partitioned(rel, rank.partition_keys):
-        if rel.window.proctime:  # type: ignore[union-attr]
+        assert rel.window is not None  # tvf_partitioned: over a window TVF
+        if rel.window.proctime:
             raise SqlError("window Top-N and window deduplication over processing-time windows "
                            "are not supported; use an event-time attribute", 0, 0)  # fmt: skip
         n = len(rel.columns)
@@ -67,7 +68,7 @@ def window_rank(rel: Rel, rank: L.Rank) -> WindowRank | None:
                           rank_end=rank.rank_end, output_rank_number=rank.output_rank_number,
                           window=rel.window, bounds=(n - 3, n - 2), tvf=True,
                           keep=_deduplication(rel, rank))  # fmt: skip
-    refs = [InputRef(rel.columns[c].type, c) for c in rank.partition_keys]
+    refs: list[Expr] = [InputRef(rel.columns[c].type, c) for c in rank.partition_keys]
     bounds = grouped_bounds(rel, refs)
     if bounds is None:
         return None

@@ -160,7 +160,7 @@ def row_shape(types) -> object | None:
     shapes = [_SCALAR_SHAPES.get(t.root) for t in types]
     if any(s is None for s in shapes):
         return None
-    return tuple[tuple(s | None for s in shapes)]  # type: ignore[misc]
+    return tuple[tuple(s | None for s in shapes)]  # type: ignore[misc, operator]
 
 
 class StateKeys:

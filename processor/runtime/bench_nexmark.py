@@ -24,7 +24,7 @@ from deltaflow.formats.changelog import Batch
 from deltaflow.formats.types import parse_type
 from deltaflow.processor.exprs.compile import EvalContext, compile_calc
 from deltaflow.processor.exprs.functions import infer_call, literal
-from deltaflow.processor.exprs.nodes import InputRef
+from deltaflow.processor.exprs.nodes import Expr, InputRef
 from deltaflow.processor.plan import AggCall, Field, GroupAggregate, TableSourceScan
 from deltaflow.processor.runtime.base import RuntimeContext
 from deltaflow.processor.runtime.bench import _drive
@@ -99,7 +99,7 @@ def bench_q16(path: Path, data: Batch) -> tuple[float, int]:
 def bench_q10(n: int = 100_000, repeat: int = 3) -> float:
     ts = InputRef(_T("TIMESTAMP(3)"), 0)
     string = _T("STRING")
-    projection = [
+    projection: list[Expr] = [
         infer_call("DATE_FORMAT", [ts, literal("yyyy-MM-dd", string)]),
         infer_call("DATE_FORMAT", [ts, literal("HH:mm", string)]),
     ]

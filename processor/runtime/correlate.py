@@ -9,6 +9,7 @@ correlate emits the input row with NULL function columns when the function yield
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import cast
 
 from deltaflow.formats.changelog import Batch
 from deltaflow.formats.errors import DeltaflowError
@@ -27,7 +28,7 @@ def load_table_function(name: str, target: str) -> Callable[..., Iterable[object
         return fn().eval  # type: ignore[no-any-return]
     if hasattr(fn, "eval"):
         return fn.eval  # type: ignore[no-any-return]
-    return fn  # type: ignore[no-any-return]
+    return cast(Callable[..., Iterable[object] | None], fn)
 
 
 class CorrelateOperator(Operator):
@@ -42,7 +43,9 @@ class CorrelateOperator(Operator):
         if not batch:
             return Batch()
         _, args = self.args(batch.kinds, batch.rows)
-        fn, width, out_kinds, out_rows = self.fn, self.width, [], []
+        out_kinds: list[int] = []
+        out_rows: list[tuple] = []
+        fn, width = self.fn, self.width
         empty = (None,) * width
         for kind, row, a in zip(batch.kinds, batch.rows, args, strict=True):
             produced = fn(*a)

@@ -29,7 +29,7 @@ import functools
 from deltaflow.formats.changelog import Batch
 from deltaflow.processor.exprs.compile import compile_calc
 from deltaflow.processor.exprs.nodes import InputRef
-from deltaflow.processor.plan import Calc, DeltaJoinCascade, DeltaView, Key
+from deltaflow.processor.plan import Calc, DeltaJoinCascade, DeltaView, Key, MirrorSide
 from deltaflow.processor.runtime.base import Operator, key_getter
 from deltaflow.processor.runtime.delta_join import JoinStep, Memo, memoizable, projector
 from deltaflow.processor.runtime.mirror import SourceReader
@@ -73,15 +73,19 @@ class _Source:
     change its mirror, unless another leaf reads the same table (``twins``: ports)."""
 
     def __init__(self, view: DeltaView, backend, ctx, types: list, twins, clock: Round) -> None:
+        sides: dict[Key, MirrorSide] = {}
+        for lk in view.lookups:
+            assert lk.side is not None, "a source's lookups read its mirror"
+            sides[lk.key] = lk.side
         self.readers = {
-            lk.key: SourceReader(lk.side, lk.key, backend, ctx, types) for lk in view.lookups
+            key: SourceReader(side, key, backend, ctx, types) for key, side in sides.items()
         }
         self.first = next(iter(self.readers.values()))
         self.port, self.twins, self.clock = view.port, twins, clock
         self.memos = {
-            lk.key: Memo(self.readers[lk.key])
-            for lk in view.lookups
-            if not twins and memoizable(lk.side, self.readers[lk.key])
+            key: Memo(self.readers[key])
+            for key, side in sides.items()
+            if not twins and memoizable(side, self.readers[key])
         }
 
     def changes(self, batch: Batch) -> tuple[list[int], list[tuple]]:
@@ -205,6 +209,7 @@ class DeltaCascadeOperator(Operator):
             )
             return source, [path]
         built = [self._build(child, backend, ctx) for child in view.inputs]
+        node: _Calc | _Join
         if view.kind == "calc":
             node = _Calc(view, built[0][0], ctx)
         else:
@@ -258,5 +263,5 @@ class DeltaCascadeOperator(Operator):
         finally:
             self.clock.finish()
         if self.project is not None:
-            rows = map(self.project, rows)
+            return Batch(list(kinds), list(map(self.project, rows)))
         return Batch(list(kinds), list(rows))

@@ -24,7 +24,7 @@ is overwritten.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import chain, compress, filterfalse, repeat
 from operator import add, itemgetter
 
@@ -117,7 +117,7 @@ class JoinStep:
         counts = list(map(len, found))
         most = max(counts, default=0)
         if counts.count(1) == len(counts):  # one match each: the usual unique other side
-            matched = map(_first, found)
+            matched: Iterable = map(_first, found)
             out_kinds = list(kinds)
             mine = rows
         elif most == 1:  # a unique other side, some changes without a match
@@ -244,8 +244,9 @@ class DeltaJoinOperator(Operator):
             return Batch()
         keys = list(map(mine.key_of, rows))
         distinct = dict.fromkeys(keys)
-        if self.memos[port] is not None:
-            self.memos[port].forget(distinct)
+        memo = self.memos[port]
+        if memo is not None:
+            memo.forget(distinct)
         live = [k for k in distinct if None not in k]
         own = mine.rows(live, batch) if self.step.needs_own(port) and live else {}
         memo = self.memos[1 - port]

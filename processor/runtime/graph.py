@@ -18,7 +18,7 @@ window (end of bounded input).
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 from deltaflow.formats.changelog import Batch
 from deltaflow.formats.errors import PlanError
@@ -64,7 +64,7 @@ from deltaflow.processor.runtime.window_tvf import window_tvf_operator
 
 __all__ = ["Graph", "RuntimeContext", "build_operator"]
 
-_BUILDERS = {
+_BUILDERS: dict[type, Callable[..., Operator]] = {
     p.Calc: CalcOperator,
     p.GroupAggregate: GroupAggOperator,
     p.Join: JoinOperator,
@@ -155,7 +155,7 @@ class Graph:
             for port, child in enumerate(n.inputs):
                 self.consumers[child.node_id].append((n.node_id, port))
         self.sink_ids = [s.node_id for s in plan.sinks]
-        self.ops = {}
+        self.ops: dict[int, Operator] = {}
         for n in nodes:
             with for_node(n):  # generated code is named after its node
                 self.ops[n.node_id] = self._operator(n, backend)

@@ -241,7 +241,7 @@ class _LiveAccs:
         return list(map(encode_value, map(self.dump, accs)))
 
     def decode(self, data: bytes) -> list:
-        return self.load(decode_value(data))
+        return self.load(decode_value(data))  # type: ignore[arg-type]  # a dumped accumulator list
 
 
 def _group_ids(columns: tuple[int, ...]):  # noqa: ANN202

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from operator import itemgetter
+from typing import Any
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
 from deltaflow.formats.generated import define
@@ -116,7 +117,7 @@ class _Side:
         self.loaded.clear()
 
 
-def _unique_getter(types: list, unique_keys: tuple) -> Callable[[tuple], object] | None:
+def _unique_getter(types: list, unique_keys: tuple) -> Callable[[tuple], Any] | None:
     """The entry key of a side with a unique key: its shortest unique key's columns (one
     column: the value itself); None without one, or when a key column is not hashable."""
     if not unique_keys:

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Mapping
 from operator import itemgetter
+from typing import Protocol
 
 from deltaflow.connectors.layout import decode_with_origins
 from deltaflow.formats.changelog import Batch, RawBatch, RowKind
@@ -183,10 +185,18 @@ def install(source, scan, backend, mode: str, fresh: bool) -> PresenceDecoder | 
     return wrapper
 
 
+class KeyCheck(Protocol):
+    """A source's check of unknown primary keys (``PresenceDecoder``, or the normalizer's
+    of ``normalize_source.py``) as the report reads it."""
+
+    unknown: int  # retractions of keys never seen so far
+    policy: str  # what is done with them (a key of _DONE)
+
+
 class PresenceReport:
     """One line per table when its count of unknown keys grew, at most every 10 s."""
 
-    def __init__(self, checks: dict[str, PresenceDecoder], out=None) -> None:
+    def __init__(self, checks: Mapping[str, KeyCheck], out=None) -> None:
         self.checks, self.out = checks, out or sys.stderr
         self.said: dict[str, int] = {}
         self.at = 0.0

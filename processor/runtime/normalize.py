@@ -272,10 +272,10 @@ class _Segment:
     def _truncate(self, i: int) -> None:
         """-D of every row: the store's (as before the batch) overlaid with the batch's."""
         key_of, before, cur = self.norm.key_of, self.before, self.cur
-        for row in self.norm.store.all_rows():
-            key = key_of(row)
-            before.setdefault(key, row)
-            cur.setdefault(key, row)
+        for stored in self.norm.store.all_rows():
+            key = key_of(stored)
+            before.setdefault(key, stored)
+            cur.setdefault(key, stored)
         for key, row in cur.items():
             if row is not None:
                 self.out.append(DELETE, row)

@@ -53,7 +53,7 @@ def sort_key(order: tuple[tuple[int, bool, bool], ...]) -> Callable[[tuple], tup
     """A key function ordering rows by ``(column, ascending, nulls_first)`` items."""
 
     def key(row: tuple) -> tuple:
-        out = []
+        out: list[tuple[int, object]] = []
         for col, asc, nulls_first in order:
             v = row[col]
             if v is None:

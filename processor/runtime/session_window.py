@@ -118,6 +118,7 @@ class SessionWindowOperator(Operator):
     def _emit(self, key: tuple, session: list, out: Batch) -> None:
         start, end, rows = session
         aggs = self.aggs
+        assert aggs is not None  # a session window with aggregates
         acc = aggs.init()
         for kind, row in rows:
             if ADDS[kind]:

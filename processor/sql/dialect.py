@@ -40,6 +40,7 @@ def _window_tvf_arg(self: Flink.Parser, name: str) -> exp.Expr | None:
         if self._match(TokenType.PARTITION_BY) or self._match_text_seq("PARTITION", "BY"):
             if name != "SESSION":
                 self.raise_error(_partition_by_error(name))
+            keys: list[exp.Expr | None]
             if self._match(TokenType.L_PAREN):  # TABLE t PARTITION BY (k1, k2)
                 keys = self._parse_csv(self._parse_column)
                 self._match_r_paren()

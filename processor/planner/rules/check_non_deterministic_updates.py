@@ -140,7 +140,7 @@ def _join(node: L.Join, need: Need) -> None:
 
 def _condition(node: L.LNode, cond: Expr | None, *inputs: L.LNode) -> None:
     fn = _non_deterministic(cond) if cond is not None else None
-    if fn and not all(_insert_only(c) for c in inputs):
+    if fn and cond is not None and not all(_insert_only(c) for c in inputs):
         names = [f.name for c in node.inputs for f in c.fields]
         raise PlanError(
             f"There exists non deterministic function: '{fn}' in condition: "

@@ -62,7 +62,7 @@ def key_join(join: L.Join, pairs: list[tuple[Expr, Expr]]) -> L.LNode:
         ScopeColumn(None, f.name, f.type) for f in join.inputs[0].fields + join.inputs[1].fields
     ]
     join.fields = [Field(f.name, t) for f, t in zip(unique_fields(cols), types, strict=True)]
-    keep = [InputRef(f.type, i if i < lw else i + nl) for i, f in enumerate(original)]
+    keep: list[Expr] = [InputRef(f.type, i if i < lw else i + nl) for i, f in enumerate(original)]
     return L.Calc([join], original, projection=keep)
 
 

@@ -18,7 +18,7 @@ def merge_calcs(node: L.LNode, settings: dict[str, str]) -> L.LNode:
     ):
         return node
     lower = node.inputs[0]
-    assert isinstance(lower, L.Calc)
+    assert isinstance(node, L.Calc) and isinstance(lower, L.Calc)
     projection = [substitute(e, lower.projection) for e in node.projection]
     cond = node.condition and substitute(node.condition, lower.projection)
     if lower.condition is not None and cond is not None:
