@@ -70,7 +70,8 @@ def test_a_division_by_zero_in_a_job_names_the_calc_and_the_sql_position(tmp_pat
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
-    (line,) = done.stderr.strip().splitlines()
+    ready, line = done.stderr.strip().splitlines()  # the readiness line, then the error
+    assert ready.startswith("deltaflow: ready")
     calc = node_id(plan_job(text).plan, p.Calc)
     sql_line, sql_col = where(text, "a / b")
     assert line.startswith(f"deltaflow: error: Calc#{calc} failed on (a / b) at SQL line "
