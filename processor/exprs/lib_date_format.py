@@ -16,6 +16,7 @@ import calendar
 import functools
 from collections.abc import Callable
 
+from deltaflow.formats.generated import define
 from deltaflow.processor.exprs.lib_temporal import _tokens, format_timestamp
 
 DAYS_KEPT = 4096
@@ -87,9 +88,8 @@ def compile_pattern(pattern: str) -> Callable[[object], str]:
         text = "".join(template).replace("%%", "%")
         return lambda v: text
     source = _SOURCE.format(values="".join(f"{value}, " for value in values))
-    exec(compile(source, f"<date_format {pattern!r}>", "exec"), scope)  # noqa: S102 - pattern letters only
-    by_day = letters <= _DATE_LETTERS
-    return scope["by_day" if by_day else "fmt"]  # type: ignore[return-value]
+    name = "by_day" if letters <= _DATE_LETTERS else "fmt"
+    return define(source, name, scope, f"date_format {pattern!r}")  # type: ignore[no-any-return]
 
 
 _TIMESTAMP = "%04d-%02d-%02d %02d:%02d:%02d"

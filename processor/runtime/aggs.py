@@ -38,8 +38,9 @@ from deltaflow.processor.runtime.agg_functions import (
     make_function,
     wrap_integer,
 )
+from deltaflow.state.values import decode_value, encode_value
 
-__all__ = ["Aggregates", "cast_number", "make_function", "wrap_integer"]
+__all__ = ["Aggregates", "LiveAccs", "cast_number", "make_function", "wrap_integer"]
 
 
 def _arg_getter(args: tuple[int, ...]) -> Callable[[tuple], object] | None:
@@ -263,3 +264,22 @@ class Aggregates:
             load = getattr(fn, "load", None)
             out.append(load(raw[slot]) if load else raw[slot])
         return out
+
+
+class LiveAccs:
+    """The codec of a state table that buffers live accumulators (an operator puts the
+    accumulator objects and changes them until the commit): each is dumped as a state
+    value at the commit (the bytes ``Aggregates.dump`` gives) and loaded when read from
+    LMDB, so a read returns an accumulator either way."""
+
+    def __init__(self, aggs: Aggregates) -> None:
+        self.dump, self.load = aggs.dump, aggs.load
+
+    def encode(self, acc: list) -> bytes:
+        return encode_value(self.dump(acc))
+
+    def encode_many(self, accs: list[list]) -> list[bytes]:
+        return list(map(encode_value, map(self.dump, accs)))
+
+    def decode(self, data: bytes) -> list:
+        return self.load(decode_value(data))  # type: ignore[arg-type]  # a dumped accumulator list

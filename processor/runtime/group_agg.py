@@ -23,7 +23,7 @@ folded into it: the operator reads the Calc's input rows at the selected positio
 
 Accumulators that are not state values as they are (DISTINCT value counts, MIN/MAX
 counts, LISTAGG lists: ``Aggregates.plain`` is false) stay live between batches when
-state TTL is off (``_LiveAccs``): the table buffers the accumulator objects themselves
+state TTL is off (``aggs.LiveAccs``): the table buffers the accumulator objects themselves
 and dumps each once per checkpoint, and keeps up to ``KEEP_GROUPS`` committed ones
 decoded, so a group's DISTINCT sets are not rebuilt and re-listed in every batch. The
 bytes written are the same.
@@ -45,9 +45,8 @@ from deltaflow.formats.changelog import (
 )
 from deltaflow.processor.plan import AggCall, Calc, GroupAggregate, column_selection
 from deltaflow.processor.runtime.agg_functions import WIDE
-from deltaflow.processor.runtime.aggs import Aggregates
+from deltaflow.processor.runtime.aggs import Aggregates, LiveAccs
 from deltaflow.processor.runtime.base import Operator, StateKeys
-from deltaflow.state.values import decode_value, encode_value
 
 KEEP_GROUPS = 50_000  # committed live accumulators kept decoded (see the module docstring)
 
@@ -75,7 +74,7 @@ class GroupAggOperator(Operator):
         name = f"{node.node_id}:GroupAggregate:acc"
         self.live = not self.aggs.plain and ctx.state_ttl_ms <= 0
         if self.live:
-            self.state = backend.table(name, _LiveAccs(self.aggs), keep=KEEP_GROUPS)
+            self.state = backend.table(name, LiveAccs(self.aggs), keep=KEEP_GROUPS)
         else:
             self.state = backend.table(name)
         self.state_keys = StateKeys()
@@ -225,23 +224,6 @@ class GroupAggOperator(Operator):
                     out.append(UPDATE_BEFORE, prev)
                 out.append(UPDATE_AFTER, new)
         return out, final
-
-
-class _LiveAccs:
-    """The codec of a table of live accumulators: dumped as state values at the commit,
-    loaded when read from LMDB (see the module docstring)."""
-
-    def __init__(self, aggs: Aggregates) -> None:
-        self.dump, self.load = aggs.dump, aggs.load
-
-    def encode(self, acc: list) -> bytes:
-        return encode_value(self.dump(acc))
-
-    def encode_many(self, accs: list[list]) -> list[bytes]:
-        return list(map(encode_value, map(self.dump, accs)))
-
-    def decode(self, data: bytes) -> list:
-        return self.load(decode_value(data))  # type: ignore[arg-type]  # a dumped accumulator list
 
 
 def _group_ids(columns: tuple[int, ...]):  # noqa: ANN202

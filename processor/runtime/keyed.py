@@ -188,9 +188,6 @@ class UpsertMaterializer:
     ) -> None:
         self.keys_of = _keys_getter(key)
         self.match_of = key_getter(upsert_key) if upsert_key else None
-        # the input's upsert key is the sink key: a key's list holds at most one row, which
-        # every addition replaces and every retraction removes (``_single``)
-        self.single = bool(upsert_key) and set(upsert_key) == set(key)
         shape = None if types is None else row_shape(types)
         values = None if shape is None else TypedValues(list[shape])  # type: ignore[valid-type]
         self.state = backend.table(f"{node_id}:SinkUpsertMaterializer:rows", values)
@@ -245,10 +242,6 @@ class UpsertMaterializer:
         keys = self.keys_of(batch.rows)
         lists, encoded = self._load(keys)
         had = {key for key in encoded if lists[key]}
-        if self.single:
-            out = _single(batch.kinds, batch.rows, keys, lists)
-            self._store(lists, encoded, had)
-            return out
         out = Batch()
         out_kinds, out_rows = out.kinds, out.rows
         match = self.match_of
@@ -283,30 +276,6 @@ class UpsertMaterializer:
                 out_rows.append(values[-1])
         self._store(lists, encoded, had)
         return out
-
-
-def _single(kinds: list[int], rows: list[tuple], keys: list[tuple], lists: dict) -> Batch:
-    """``UpsertMaterializer.process`` when the input's upsert key is the sink key: the rules
-    are the general ones, with every row of a key matching (so no search): an addition
-    emits +I (no row held) or +U and replaces the row, a retraction of a held row emits
-    -D and empties the list, one of a key with no row is ignored."""
-    out_kinds: list[int] = []
-    out_rows: list[tuple] = []
-    for kind, row, key in zip(kinds, rows, keys, strict=True):
-        values = lists[key]
-        if ADDS[kind]:
-            if values:
-                values[0] = row
-                out_kinds.append(UPDATE_AFTER)
-            else:
-                values.append(row)
-                out_kinds.append(INSERT)
-            out_rows.append(row)
-        elif values:
-            values.clear()
-            out_kinds.append(DELETE)
-            out_rows.append(row)
-    return Batch(out_kinds, out_rows)
 
 
 def _keys_getter(columns: tuple[int, ...]) -> Callable[[list[tuple]], list[tuple]]:

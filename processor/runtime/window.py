@@ -31,7 +31,7 @@ from zoneinfo import ZoneInfo
 from deltaflow.formats.changelog import ADDS, INSERT, Batch
 from deltaflow.formats.errors import PlanError
 from deltaflow.processor.plan import WindowAggregate, WindowSpec
-from deltaflow.processor.runtime.aggs import Aggregates
+from deltaflow.processor.runtime.aggs import Aggregates, LiveAccs
 from deltaflow.processor.runtime.base import (
     MAX_WATERMARK,
     Operator,
@@ -81,6 +81,9 @@ class _Zone:
         return local_ms if self.zone is None else local_ms - self._offset(local_ms)
 
 
+KEEP_WINDOWS = 50_000  # committed live accumulators kept decoded
+
+
 class WindowAggOperator(Operator):
     def __init__(self, node: WindowAggregate, backend, ctx) -> None:
         self.spec = node.window
@@ -90,7 +93,13 @@ class WindowAggOperator(Operator):
         self.zone = _Zone(ctx.time_zone, self.ltz)
         self.key_of = key_getter(node.group_keys)
         self.aggs = Aggregates(node.aggs, input_types)
-        self.state = backend.table(f"{node.node_id}:WindowAggregate:acc")
+        name = f"{node.node_id}:WindowAggregate:acc"
+        # accumulators that need dump/load stay live until their window fires (LiveAccs)
+        self.live = not self.aggs.plain and ctx.state_ttl_ms <= 0
+        if self.live:
+            self.state = backend.table(name, LiveAccs(self.aggs), keep=KEEP_WINDOWS)
+        else:
+            self.state = backend.table(name)
         self.progress = backend.table(f"{node.node_id}:WindowAggregate:watermark")
         stored = self.progress.get(("watermark",))
         self.watermark = -(1 << 63) if stored is None else int(stored)  # type: ignore[call-overload]
@@ -148,14 +157,15 @@ class WindowAggOperator(Operator):
     def _fold(self, touched: dict[tuple, list[tuple[int, tuple]]]) -> None:
         aggs = self.aggs
         keys = list(touched)
+        live = self.live
         for skey, raw in zip(keys, self.state.get_many(keys), strict=True):
-            acc = aggs.init() if raw is None else aggs.load(raw)
+            acc = aggs.init() if raw is None else raw if live else aggs.load(raw)
             for kind, row in touched[skey]:
                 if ADDS[kind]:
                     aggs.accumulate(acc, row)
                 else:
                     aggs.retract(acc, row)
-            self.state.put(skey, aggs.dump(acc))
+            self.state.put(skey, acc if live else aggs.dump(acc))
 
     def on_watermark(self, watermark: int) -> Batch:
         if watermark <= self.watermark or self.spec.proctime:
@@ -183,7 +193,7 @@ class WindowAggOperator(Operator):
             if self.zone.utc(end) - 1 > limit:
                 break
             fired.append(skey)
-            acc = self.aggs.load(raw)
+            acc = raw if self.live else self.aggs.load(raw)
             if acc[0] <= 0:
                 continue  # every row of the window was retracted
             if fired_at is not None:

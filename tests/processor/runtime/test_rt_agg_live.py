@@ -8,20 +8,22 @@ also show that the accumulators written at a checkpoint are the ones kept in mem
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 from collections import Counter
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rt_helpers import ALL, types
+from rt_helpers import ALL, INSERT_ONLY, fields, scan, types
 from test_rt_group_agg import group_agg
 
 from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch
 from deltaflow.formats.types import parse_type
-from deltaflow.processor.plan import AggCall
+from deltaflow.processor.plan import AggCall, WindowAggregate, WindowSpec
 from deltaflow.processor.runtime.agg_functions import MinMax
-from deltaflow.processor.runtime.base import RuntimeContext
+from deltaflow.processor.runtime.base import RuntimeContext, epoch_ms
 from deltaflow.processor.runtime.group_agg import GroupAggOperator
+from deltaflow.processor.runtime.window import WindowAggOperator
 from deltaflow.state.backend import StateBackend
 
 BIGINT = parse_type("BIGINT")
@@ -142,3 +144,49 @@ def test_min_max_kept_result_is_the_scan_of_the_values(steps):
             assert dict(acc) == dict(held)
         again = fn.load(fn.dump(acc))
         assert fn.value(again) == (pick(held) if held else None)
+
+
+def test_window_max_and_distinct_count_through_a_commit_and_a_reopen(tmp_path):
+    """TUMBLE windows of 10 s with MAX and COUNT(DISTINCT): the fired rows are the ones the
+    definitions give for each window's rows, with the live accumulators committed, the
+    state reopened and the windows fired by the reopened operator."""
+    t = types("INT", "BIGINT", "TIMESTAMP(3)")
+    aggs = (AggCall("MAX", (1,), BIGINT, "hi"), AggCall("COUNT", (1,), BIGINT, "d", distinct=True))
+    out = types("INT", "BIGINT", "BIGINT", "TIMESTAMP(3)", "TIMESTAMP(3)", "TIMESTAMP(3)")
+    node = WindowAggregate(
+        node_id=2, inputs=(scan(1, t),), fields=fields(out), changelog_mode=INSERT_ONLY,
+        window=WindowSpec("TUMBLE", 2, 10_000), group_keys=(0,), aggs=aggs,
+    )  # fmt: skip
+    rnd = random.Random(3)
+    start = dt.datetime(2020, 1, 1)
+    rows = [
+        (rnd.randrange(2), rnd.randrange(6), start + dt.timedelta(milliseconds=250 * i))
+        for i in range(160)
+    ]
+    backend = StateBackend(tmp_path / "w")
+    op = WindowAggOperator(node, backend, RuntimeContext())
+    fired: list[tuple] = []
+    base = epoch_ms(start)
+    for i in range(0, 160, 20):
+        op.process(Batch([INSERT] * 20, rows[i : i + 20]))
+        fired += op.on_watermark(base + 250 * (i + 20) - 3_000).rows
+        backend.commit({"at": i})
+        if i == 60:
+            backend.close()
+            backend = StateBackend(tmp_path / "w")
+            op = WindowAggOperator(node, backend, RuntimeContext())
+    fired += op.on_watermark(base + 1_000_000).rows
+    backend.close()
+    expected = set()
+    for w in range(4):
+        for k in range(2):
+            xs = [
+                r[1]
+                for r in rows
+                if r[0] == k and w * 10_000 <= epoch_ms(r[2]) - base < (w + 1) * 10_000
+            ]
+            if xs:
+                expected.add((k, w, max(xs), len(set(xs))))
+    got = {(r[0], (epoch_ms(r[3]) - base) // 10_000, r[1], r[2]) for r in fired}
+    assert len(fired) == len(got) == len(expected)
+    assert got == expected
