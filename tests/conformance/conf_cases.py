@@ -118,9 +118,19 @@ class Case:
                 plain = self.template.append and table == "orders"
                 write_history(folder / f"{table}.json", events, table, plain)
 
+    @property
+    def settings(self) -> dict[str, str]:
+        extra = {"pipeline.auto-watermark-interval": "1 ms"} if self.template.late else {}
+        return {**self.template.settings, **extra}
+
+    @property
+    def poll_records(self) -> int | None:
+        """deltaflow's source batch size: one row per batch for per-row watermarks."""
+        return 1 if self.template.late else None
+
     def job_sql(self) -> str:
         """The whole job as one SQL script (deltaflow's input, and a regression file's)."""
-        sets = [f"SET '{k}' = '{v}';" for k, v in self.template.settings.items()]
+        sets = [f"SET '{k}' = '{v}';" for k, v in self.settings.items()]
         return "\n".join(sets + [s + ";" for s in self.ddl()] + [self.insert + ";"])
 
     def flink_request(self) -> dict:
@@ -135,7 +145,7 @@ class Case:
             "inputs": hashlib.sha256("\n".join(lines).encode()).hexdigest(),
             "ddl": self.ddl(),
             "insert": self.insert,
-            "settings": dict(self.template.settings),
+            "settings": self.settings,
             "run": self.runs,
         }
 

@@ -92,7 +92,7 @@ def _delta_join_by_default(flink: dict, ours: dict) -> bool:
 DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         "single-phase window aggregate",
-        tuple(t.name for t in TEMPLATES if t.category == "window"), "plan",
+        tuple(t.name for t in TEMPLATES if t.category in ("window", "late")), "plan",
         "deltaflow runs a window aggregate as one operator over a batch; Flink splits it into "
         "LocalWindowAggregate and GlobalWindowAggregate (two-phase, to cut shuffle volume across "
         "parallel tasks), which has no use in one process. The output mode is the same (I), "

@@ -48,7 +48,7 @@ def shrink(
     if run_ours is None:
 
         def run_ours(c: Case) -> dict:
-            return run_deltaflow(c.job_sql(), workdir, c.runs)
+            return run_deltaflow(c.job_sql(), workdir, c.runs, c.poll_records)
 
     current, current_flink = case, None
     for _ in range(MAX_ROUNDS):

@@ -42,7 +42,9 @@ class Suite:
         self.seconds["flink"] = time.monotonic() - started
         started = time.monotonic()
         for case in self.cases:
-            self.our_results[case.id] = run_deltaflow(case.job_sql(), self.workdir, case.runs)
+            self.our_results[case.id] = run_deltaflow(
+                case.job_sql(), self.workdir, case.runs, case.poll_records
+            )
         self.seconds["deltaflow"] = time.monotonic() - started
         for case in self.cases:
             self._judge(case)
@@ -90,9 +92,8 @@ class Suite:
                 continue
             done.add(case.template.name)
             small, flink = shrink(case, self.flink, self.workdir)
-            self.notes[case.id] = str(
-                self._save_regression(small, flink).relative_to(REGRESSIONS.parent)
-            )
+            path = self._save_regression(small, flink, poll_records=case.poll_records)
+            self.notes[case.id] = str(path.relative_to(REGRESSIONS.parent))
         self._shrink_delta(done)
         self.seconds["shrink"] = time.monotonic() - started
 

@@ -43,6 +43,10 @@ class Template:
     append_only: bool = False
     tie_ms: int = 0
     append: bool = False  # orders append-only: the history's inserts as plain JSON rows
+    # late: a watermark after every row in both engines (Flink emits one whenever event time
+    # moves on by more than the 1 ms interval; deltaflow reads one row per batch), so rows
+    # behind it are late as they would be in a stream
+    late: bool = False
 
 
 def T(name, category, select, sink, **kw) -> Template:  # noqa: N802 - a table constructor
@@ -741,6 +745,49 @@ TIME2 = [
       "AND L.product = R.product",
       ["a INT", "b INT", "p STRING"], **_APPEND),
 ]
+
+# Late data (issue 18 item 5): a watermark after every row, so the rows the histories put up to
+# 1.5 s behind the latest (with a 1 s watermark delay) are late where a window or timer has
+# passed them; single-input operators only (a join's two scans interleave as Flink schedules).
+_LATE = {"append": True, "watermark": True, "compare": "final", "late": True, "scale": 3}
+LATE = [
+    T("late_tumble", "late",
+      "SELECT window_start, COUNT(*), LISTAGG(CAST(id AS STRING)) FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '1' SECOND)) GROUP BY window_start, window_end",
+      ["ws TIMESTAMP(3)", "n BIGINT", "ids STRING"], **_LATE),
+    T("late_hop", "late",
+      "SELECT cust, window_end, SUM(qty) FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '1' SECOND, "
+      "INTERVAL '2' SECOND)) GROUP BY cust, window_start, window_end",
+      ["cust INT", "we TIMESTAMP(3)", "s INT"], **_LATE),
+    T("late_cumulate", "late",
+      "SELECT window_end, COUNT(*), MAX(id) FROM TABLE(CUMULATE(TABLE orders, DESCRIPTOR(ts), INTERVAL '1' SECOND, "
+      "INTERVAL '3' SECOND)) GROUP BY window_start, window_end",
+      ["we TIMESTAMP(3)", "n BIGINT", "m INT"], **_LATE),
+    T("late_group_window", "late",
+      "SELECT TUMBLE_START(ts, INTERVAL '1' SECOND), COUNT(*), MIN(id) FROM orders GROUP BY TUMBLE(ts, INTERVAL '1' SECOND)",
+      ["ws TIMESTAMP(3)", "n BIGINT", "m INT"], **_LATE),
+    T("late_session", "late",
+      "SELECT cust, window_start, window_end, COUNT(*) FROM TABLE(SESSION(TABLE orders PARTITION BY cust, "
+      "DESCRIPTOR(ts), INTERVAL '0.5' SECOND)) GROUP BY cust, window_start, window_end",
+      ["cust INT", "ws TIMESTAMP(3)", "we TIMESTAMP(3)", "n BIGINT"], **_LATE),
+    T("late_session_rows", "late",
+      "SELECT id, window_start, window_end FROM TABLE(SESSION(TABLE orders, DESCRIPTOR(ts), INTERVAL '0.5' SECOND))",
+      ["id INT", "ws TIMESTAMP(3)", "we TIMESTAMP(3)"], **_LATE),
+    T("late_window_dedup", "late",
+      "SELECT window_start, id FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
+      "ORDER BY ts DESC) AS rn FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '1' SECOND))) WHERE rn = 1",
+      ["ws TIMESTAMP(3)", "id INT"], **_LATE),
+    T("late_window_topn", "late",
+      "SELECT window_start, id, qty FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end "
+      "ORDER BY qty DESC, id) AS rn FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '1' SECOND))) WHERE rn <= 2",
+      ["ws TIMESTAMP(3)", "id INT", "qty INT"], **_LATE),
+    T("late_over", "late",
+      "SELECT id, COUNT(*) OVER (PARTITION BY product ORDER BY ts ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM orders",
+      ["id INT", "n BIGINT"], **_LATE),
+    T("late_window_tvf_rows", "late",
+      "SELECT id, window_start FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '1' SECOND))",
+      ["id INT", "ws TIMESTAMP(3)"], **_LATE),
+]
 # fmt: on
 
 
@@ -798,4 +845,5 @@ TEMPLATES: tuple[Template, ...] = tuple(
     + TIES
     + TIME
     + TIME2
+    + LATE
 )  # fmt: skip

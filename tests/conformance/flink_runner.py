@@ -74,6 +74,7 @@ class _Settings:
 
 
 _FLINK_DEFAULTS = {
+    "pipeline.auto-watermark-interval": "3650 d",
     "table.optimizer.non-deterministic-update.strategy": "IGNORE",
     "table.exec.sink.require-on-conflict": "true",
     "table.exec.mini-batch.enabled": "false",
