@@ -75,17 +75,32 @@ def blackhole(env, name: str, query: dict) -> tuple[float, float]:
     return time.perf_counter() - started, tree_cpu(os.getpid()) - cpu
 
 
+def tree(pid: int) -> set[int]:
+    """``pid`` and its descendants (each once), from /proc."""
+    found, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        if p in found:
+            continue
+        found.add(p)
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                todo += [int(k) for k in open(f"/proc/{p}/task/{tid}/children").read().split()]
+        except OSError:
+            pass
+    return found
+
+
 def tree_cpu(pid: int) -> float:
-    """utime + stime of ``pid`` and its descendants, from /proc."""
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        kids = []
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            kids += open(f"/proc/{pid}/task/{tid}/children").read().split()
-    except OSError:
-        return 0.0
-    return total + sum(tree_cpu(int(k)) for k in kids)
+    """utime + stime of ``pid`` and its live descendants, from /proc."""
+    total = 0
+    for p in tree(pid):
+        try:
+            fields = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def answer_sql(query: dict) -> str:
@@ -168,15 +183,14 @@ class PeakRss(threading.Thread):
 
 
 def tree_rss(pid: int) -> int:
-    try:
-        status = open(f"/proc/{pid}/status").read()
-        rss = int(status.split("VmRSS:")[1].split()[0]) * 1024
-        kids = []
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            kids += open(f"/proc/{pid}/task/{tid}/children").read().split()
-    except (OSError, IndexError):
-        return 0
-    return rss + sum(tree_rss(int(k)) for k in kids)
+    total = 0
+    for p in tree(pid):
+        try:
+            status = open(f"/proc/{p}/status").read()
+            total += int(status.split("VmRSS:")[1].split()[0]) * 1024
+        except (OSError, IndexError):
+            continue
+    return total
 
 
 def main(argv: list[str]) -> int:
