@@ -107,9 +107,9 @@ def _rate(side: dict, key: str = "rate") -> str:
 
 def table(rows: list[dict]) -> str:
     out = ["| query | deltaflow events/s (whole process) | deltaflow events/s (job) | "
-           "Flink events/s (warm job) | deltaflow / Flink | deltaflow CPU s | "
+           "Flink events/s (warm job) | deltaflow / Flink | deltaflow CPU s | Flink job CPU s | "
            "deltaflow peak RSS MB | Flink peak RSS MB | load (1/5/15 min) |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
     for row in rows:
         ours, theirs = row["deltaflow"], row["flink"]
         if "seconds" in ours:
@@ -117,9 +117,10 @@ def table(rows: list[dict]) -> str:
         a, b = ours.get("rate"), theirs.get("rate")
         ratio = f"{a / b:.2f}x" if a and b else "-"
         cpu = f"{ours['cpu_s']:.1f}" if "rate" in ours else "n/a"
+        job_cpu = f"{theirs['job_cpu_s']:.1f}" if "job_cpu_s" in theirs else "n/a"
         mb = [f"{s['peak_rss_mb']:,.0f}" if "rate" in s else "n/a" for s in (ours, theirs)]
         out.append(f"| {row['query']} | {_rate(ours)} | {_rate(ours, 'job_rate')} | "
-                   f"{_rate(theirs)} | {ratio} | {cpu} | {mb[0]} | {mb[1]} | {row['load']} |")  # fmt: skip
+                   f"{_rate(theirs)} | {ratio} | {cpu} | {job_cpu} | {mb[0]} | {mb[1]} | {row['load']} |")  # fmt: skip
     return "\n".join(out)
 
 

@@ -2,7 +2,8 @@
 
 ``<flink-python> bench/nexmark_flink.py QUERY EVENTS.jsonl SIDE.csv [parallelism]`` prints one
 JSON line: ``events`` (lines of the file), ``seconds`` (the timed job, submit to finish) and
-``warmup_seconds``, or ``error`` with Flink's refusal. The ``datagen`` table is a
+``warmup_seconds``, ``job_cpu_s`` (CPU seconds of the JVM and its workers during the timed
+job, read from /proc), or ``error`` with Flink's refusal. The ``datagen`` table is a
 ``filesystem`` source of the JSON lines, the sink Nexmark's ``blackhole``. The same query
 first runs over the file's first 2,000 lines in the same JVM, so the timed job does not pay
 for class loading and JIT warm-up. Imports only PyFlink, the standard library and
@@ -12,6 +13,7 @@ for class loading and JIT warm-up. Imports only PyFlink, the standard library an
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 import time
@@ -52,6 +54,28 @@ def timed(env, insert: str) -> float:
     return time.perf_counter() - started
 
 
+def tree_cpu() -> float:
+    """CPU seconds used so far by this process and its descendants (the JVM, UDF workers)."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        try:
+            stat = Path(entry.path, "stat").read_text() if entry.name.isdigit() else ""
+        except OSError:
+            continue
+        if stat:
+            parents.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry.name))
+    stack, total = [os.getpid()], 0.0
+    while stack:
+        pid = stack.pop()
+        stack.extend(parents.get(pid, ()))
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def main(argv: list[str]) -> int:
     query, events, side = argv[0], argv[1], argv[2]
     parallelism = int(argv[3]) if len(argv) > 3 else 1
@@ -69,8 +93,11 @@ def main(argv: list[str]) -> int:
                 dst.write(line)
         warmup = timed(*prepared(query, str(head), side, parallelism, "warmup"))
     count = sum(1 for _ in open(events, "rb"))
+    cpu = tree_cpu()
     seconds = timed(env, insert)
-    print(json.dumps({"events": count, "seconds": seconds, "warmup_seconds": warmup}), flush=True)
+    result = {"events": count, "seconds": seconds, "warmup_seconds": warmup,
+              "job_cpu_s": tree_cpu() - cpu}  # fmt: skip
+    print(json.dumps(result), flush=True)
     return 0
 
 

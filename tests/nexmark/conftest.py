@@ -44,3 +44,22 @@ def nexmark_topics(broker, nexmark_inputs):
     topics = {"datagen": f"nexmark-{tag}", "side": f"nexmark-side-{tag}"}
     nr.produce_inputs(broker, nexmark_inputs[0], topics)
     return topics
+
+
+TIES = ["q9", "q18", "q19"]  # ROW_NUMBER queries, run again where sort keys tie often
+
+
+@pytest.fixture(scope="session")
+def nexmark_ties(broker, tmp_path_factory):
+    """20,000 events at 10 per millisecond (many equal ``dateTime`` and prices), on topics of
+    the session broker, with Flink's results of the ROW_NUMBER queries over them."""
+    import nexmark_run as nr
+
+    from bench.nexmark_gen import Config
+
+    folder = tmp_path_factory.mktemp("nexmark-ties")
+    events, side = nr.write_inputs(folder, 20000, Config(seed=18, rate=10000))
+    tag = uuid.uuid4().hex[:8]
+    topics = {"datagen": f"nexmark-ties-{tag}", "side": f"nexmark-ties-side-{tag}"}
+    nr.produce_inputs(broker, events, topics)
+    return topics, nr.flink_results(events, side, folder, TIES)
