@@ -9,7 +9,7 @@ from sqlglot import exp
 
 from deltaflow.formats.errors import SqlError
 from deltaflow.processor.exprs.functions import infer_call
-from deltaflow.processor.exprs.nodes import Call, Expr, InputRef
+from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, Literal
 from deltaflow.processor.plan import Field, WindowSpec
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
@@ -17,6 +17,7 @@ from deltaflow.processor.planner.catalog import Catalog, Table
 from deltaflow.processor.planner.changelog_ptf import changelog_relation
 from deltaflow.processor.planner.correlate import bind_lateral
 from deltaflow.processor.planner.scan import ScanCache, bind_scan
+from deltaflow.processor.planner.semi_join import SemiJoin, without_impossible_nulls
 from deltaflow.processor.planner.unnest import bind_unnest
 from deltaflow.processor.planner.window_join import window_join
 from deltaflow.processor.planner.windows import window_relation
@@ -138,6 +139,9 @@ class FromBinder:
         join_type = {"LEFT": "LEFT", "RIGHT": "RIGHT", "FULL": "FULL"}.get(
             (join.side or "").upper(), "INNER"
         )
+        kind = (join.args.get("kind") or "").upper()
+        if kind in ("SEMI", "ANTI"):  # a decorrelated IN / EXISTS (subqueries.py)
+            return semi_join(left, right, bind(join.args["on"], scope), kind == "ANTI")
         if join.args.get("method"):
             raise SqlError(
                 f"{join.args['method']} JOIN is not supported; join with ON or USING",
@@ -194,6 +198,19 @@ class FromBinder:
                 *position(version),
             )
         return Rel(node, out)
+
+
+def semi_join(left: Rel, right: Rel, cond: Expr, anti: bool) -> Rel:
+    """A semi (anti) join of ``left`` with ``right`` on ``cond``: the left columns."""
+    lk, rk, rest = _equi_keys(cond, len(left.columns))
+    if isinstance(rest, Literal) and rest.value is True:
+        rest = None
+    names = [f.name for f in unique_fields(left.columns + right.columns)]
+    node = SemiJoin(
+        [left.node, right.node], fields_of(left.columns), anti=anti, left_keys=lk, right_keys=rk,
+        condition=without_impossible_nulls(rest), names=names,
+    )  # fmt: skip
+    return Rel(node, left.columns)
 
 
 def _using(join: exp.Join, left: Rel, right: Rel, scope: Scope) -> Expr | None:

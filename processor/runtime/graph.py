@@ -36,6 +36,7 @@ from deltaflow.processor.runtime.correlate import CorrelateOperator
 from deltaflow.processor.runtime.delta_agg import DeltaAggOperator
 from deltaflow.processor.runtime.delta_cascade import DeltaCascadeOperator
 from deltaflow.processor.runtime.delta_join import DeltaJoinOperator
+from deltaflow.processor.runtime.delta_semi_join import DeltaSemiJoinOperator
 from deltaflow.processor.runtime.group_agg import GroupAggOperator, fusable_projection
 from deltaflow.processor.runtime.interval_join import IntervalJoinOperator
 from deltaflow.processor.runtime.join import JoinOperator
@@ -47,6 +48,7 @@ from deltaflow.processor.runtime.keyed import (
 from deltaflow.processor.runtime.lookup import LookupJoinOperator
 from deltaflow.processor.runtime.over_agg import OverAggOperator
 from deltaflow.processor.runtime.rank import rank_operator
+from deltaflow.processor.runtime.semi_join import SemiJoinOperator
 from deltaflow.processor.runtime.session_window import window_operator
 from deltaflow.processor.runtime.simple import (
     CalcOperator,
@@ -84,6 +86,8 @@ _BUILDERS = {
     p.WindowJoin: WindowJoinOperator,
     p.WindowRank: WindowRankOperator,
     p.TemporalJoin: TemporalJoinOperator,
+    p.SemiJoin: SemiJoinOperator,
+    p.DeltaSemiJoin: DeltaSemiJoinOperator,
 }
 
 

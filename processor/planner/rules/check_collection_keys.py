@@ -7,6 +7,7 @@ from __future__ import annotations
 from deltaflow.formats.errors import SqlError
 from deltaflow.processor.exprs.nested import holds_collection
 from deltaflow.processor.planner import logical as L
+from deltaflow.processor.planner.semi_join import SemiJoin
 
 
 def check_collection_keys(sink: L.Sink, settings: dict[str, str]) -> L.Sink:
@@ -33,7 +34,7 @@ def check_collection_keys(sink: L.Sink, settings: dict[str, str]) -> L.Sink:
 def _keys(node: L.LNode) -> list[tuple[int, tuple[int, ...], str]]:
     if isinstance(node, L.Aggregate | L.WindowAggregate):
         return [(0, node.group_keys, "group key")]
-    if isinstance(node, L.Join):
+    if isinstance(node, L.Join | SemiJoin):
         return [(0, node.left_keys, "join key"), (1, node.right_keys, "join key")]
     if isinstance(node, L.Rank):
         return [(0, node.partition_keys, "partition key")]
