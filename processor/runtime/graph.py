@@ -32,6 +32,7 @@ from deltaflow.processor.runtime.base import (
     epoch_ms,
 )
 from deltaflow.processor.runtime.changelog_ptf import FromChangelogOperator, ToChangelogOperator
+from deltaflow.processor.runtime.collection_keys import FrozenKeys, collection_keys
 from deltaflow.processor.runtime.correlate import CorrelateOperator
 from deltaflow.processor.runtime.delta_agg import DeltaAggOperator
 from deltaflow.processor.runtime.delta_cascade import DeltaCascadeOperator
@@ -121,7 +122,10 @@ def build_operator(node: p.Node, backend, ctx: RuntimeContext) -> Operator:
             "rewrite the query without it",
             node=type(node).__name__,
         )
-    return builder(node, backend, ctx)
+    op = builder(node, backend, ctx)
+    if type(node) is p.GroupAggregate and collection_keys(node):
+        return FrozenKeys(op, node)  # ARRAY / MAP group keys, grouped by content
+    return op
 
 
 def topological(sinks: tuple[p.Node, ...]) -> list[p.Node]:
@@ -191,6 +195,8 @@ class Graph:
         for n in nodes:
             if type(n) is not p.GroupAggregate or type(n.inputs[0]) is not p.Calc:
                 continue
+            if collection_keys(n):
+                continue  # built by build_operator, with its keys made hashable
             calc = n.inputs[0]
             alone = len(self.consumers[calc.node_id]) == 1 and calc.node_id not in self.sink_ids
             if alone and fusable_projection(calc) is not None:  # type: ignore[arg-type]

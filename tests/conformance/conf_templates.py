@@ -708,6 +708,12 @@ NESTED = [
     T("nested_unnest_map_ordinality", "calc",
       "SELECT id, k, v, n FROM orders CROSS JOIN UNNEST(MAP[product, qty]) WITH ORDINALITY AS t(k, v, n)",
       ["id INT", "k STRING", "v INT", "n INT"]),
+    T("nested_group_by_array", "aggregate",
+      "SELECT ARRAY[cust, qty], COUNT(*), SUM(amt) FROM orders GROUP BY ARRAY[cust, qty]",
+      ["a ARRAY<INT>", "n BIGINT", "s DECIMAL(38, 2)"]),
+    T("nested_distinct_row_of_array", "aggregate",
+      "SELECT DISTINCT product, ARRAY[qty] FROM orders WHERE qty > 1",
+      ["p STRING", "a ARRAY<INT>"], compare="final"),
     T("nested_group_by_field", "aggregate",
       f"SELECT t.r.p, COUNT(*), SUM(t.r.q) FROM (SELECT {_ROW} AS r FROM orders) AS t "
       "GROUP BY t.r.p",
