@@ -86,7 +86,7 @@ def build_semi_join(node: SemiJoin, base: dict[str, Any]) -> P.Node:
 
 def without_impossible_nulls(cond: Expr | None) -> Expr | None:
     """``cond`` without the ``IS NULL(x)`` branches of an OR whose ``x`` cannot be NULL (NOT IN
-    over NOT NULL columns: Flink's condition shows only the nullable sides)."""
+    over NOT NULL columns: Flink's condition shows only the nullable sides), the OR flat."""
     if not isinstance(cond, Call):
         return cond
     if cond.op == "AND":
@@ -94,10 +94,9 @@ def without_impossible_nulls(cond: Expr | None) -> Expr | None:
     if cond.op != "OR":
         return cond
     branches = [b for b in _disjuncts(cond) if not _impossible_null(b)]
-    out = branches[0]
-    for b in branches[1:]:
-        out = Call(cond.type, "OR", (out, b))
-    return out
+    if len(branches) == 1:
+        return branches[0]
+    return Call(cond.type, "OR", tuple(branches))  # one OR, printed as Flink prints it
 
 
 def _disjuncts(cond: Expr) -> list[Expr]:
