@@ -202,13 +202,14 @@ class FromBinder:
 
 def semi_join(left: Rel, right: Rel, cond: Expr, anti: bool) -> Rel:
     """A semi (anti) join of ``left`` with ``right`` on ``cond``: the left columns."""
-    lk, rk, rest = _equi_keys(cond, len(left.columns))
+    # NOT IN over NOT NULL sides is a plain equality: a key (TPC-H Q16)
+    lk, rk, rest = _equi_keys(without_impossible_nulls(cond), len(left.columns))
     if isinstance(rest, Literal) and rest.value is True:
         rest = None
     names = [f.name for f in unique_fields(left.columns + right.columns)]
     node = SemiJoin(
         [left.node, right.node], fields_of(left.columns), anti=anti, left_keys=lk, right_keys=rk,
-        condition=without_impossible_nulls(rest), names=names,
+        condition=rest, names=names,
     )  # fmt: skip
     return Rel(node, left.columns)
 

@@ -112,3 +112,9 @@ def test_subqueries_not_planned_yet_are_refused_with_a_position(where, message):
     with pytest.raises(SqlError, match=message) as err:
         joins(where)
     assert str(err.value).startswith("SQL line 4, column ")
+
+
+def test_not_in_over_not_null_columns_is_a_keyed_anti_join():
+    (join,) = semi_joins("a.id NOT IN (SELECT id FROM b)")  # primary keys: NOT NULL
+    assert join.anti and (join.left_keys, join.right_keys) == ((0,), (0,))
+    assert join.condition is None
