@@ -152,6 +152,19 @@ class Join(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
+class SemiJoin(Node):
+    """A left semi (``anti`` False) or anti join: the left rows that at least one (anti: no)
+    right row matches on the keys and ``condition`` (over left + right columns). A key with
+    ``null_safe`` set matches NULL to NULL. Output: the left columns."""
+
+    anti: bool
+    left_keys: Key
+    right_keys: Key
+    condition: Expr | None = None
+    null_safe: tuple[bool, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class IntervalJoin(Node):
     """Event-time interval join of two append-only inputs: a left row at ``tl`` and a right
     row at ``tr`` (epoch ms of columns ``left_time`` / ``right_time``) pair when their keys are
@@ -246,6 +259,15 @@ class DeltaJoin(Join):
     left: MirrorSide
     right: MirrorSide
     eventual: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeltaSemiJoin(SemiJoin):
+    """A semi / anti join answered by looking up the other side's LMDB-indexed source mirror
+    (no join state); ``inputs`` are the two source scans, as in DeltaJoin."""
+
+    left: MirrorSide
+    right: MirrorSide
 
 
 @dataclass(frozen=True)

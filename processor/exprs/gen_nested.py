@@ -78,3 +78,26 @@ def unnest_rows(values: list | None) -> list | None:
 def unnest_map(values: dict | None) -> list | None:
     """``UNNEST(map)``: one (key, value) row per entry."""
     return None if values is None else list(values.items())
+
+
+def replicate_rows(copies: int | None, *values: object) -> list | None:
+    """``$REPLICATE_ROWS$1(n, a, b, ..)``: the row (a, b, ..) n times (INTERSECT / EXCEPT ALL)."""
+    return None if not copies or copies < 0 else [values] * copies
+
+
+def unnest_values_ordinality(values: list | None) -> list | None:
+    """``UNNEST(array) WITH ORDINALITY``: (element, its position from 1) per element."""
+    return None if values is None else [(v, i) for i, v in enumerate(values, 1)]
+
+
+def unnest_rows_ordinality(values: list | None) -> list | None:
+    """``UNNEST(array of ROW) WITH ORDINALITY``: each element's fields, then its position
+    (a NULL element: its position alone, which the Correlate pads with NULL fields)."""
+    if values is None:
+        return None
+    return [(*v, i) if v is not None else i for i, v in enumerate(values, 1)]
+
+
+def unnest_map_ordinality(values: dict | None) -> list | None:
+    """``UNNEST(map) WITH ORDINALITY``: (key, value, position from 1) per entry."""
+    return None if values is None else [(k, v, i) for i, (k, v) in enumerate(values.items(), 1)]

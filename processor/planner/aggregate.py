@@ -77,10 +77,10 @@ def bind_aggregate(
     grouped_windows = set()
     for g in group.expressions if group else []:
         ref = bind(g, scope)
-        if holds_collection(ref.type):
+        if holds_collection(ref.type) and window_idx:
             raise SqlError(
-                f"deltaflow cannot group by a {ref.type.sql()} value yet; group by its elements "
-                f"or fields (arr[1], r.f), or by CAST({g.sql()} AS STRING)", *position(g))  # fmt: skip
+                f"deltaflow cannot group a window by a {ref.type.sql()} value yet; group by its "
+                f"elements or fields (arr[1], r.f), or by CAST({g.sql()} AS STRING)", *position(g))  # fmt: skip
         if isinstance(ref, InputRef) and ref.index in window_idx:
             grouped_windows.add(ref.index)
         else:

@@ -34,6 +34,7 @@ from deltaflow.processor.planner.rules.plan_interval_joins import plan_interval_
 from deltaflow.processor.planner.rules.push_filters import push_filters
 from deltaflow.processor.planner.rules.rewrite_delta_agg import rewrite_delta_agg
 from deltaflow.processor.planner.rules.rewrite_delta_join import rewrite_delta_join
+from deltaflow.processor.planner.rules.rewrite_delta_semi_join import rewrite_delta_semi_join
 from deltaflow.processor.planner.rules.warn_keyless_joins import warn_keyless_joins
 from deltaflow.processor.planner.sink import bind_insert
 from deltaflow.processor.planner.traits import derive, refine
@@ -49,6 +50,7 @@ TREE_RULES = (
     plan_interval_joins,
     insert_changelog_normalize,
     rewrite_delta_join,
+    rewrite_delta_semi_join,
     rewrite_delta_agg,
 )
 # Rules over each sink after trait inference: result-preserving first, then the checks.

@@ -10,7 +10,7 @@ from sqlglot import exp
 
 from deltaflow.formats.errors import SqlError
 from deltaflow.processor.exprs.functions import infer_call
-from deltaflow.processor.exprs.nodes import Call, Expr, InputRef
+from deltaflow.processor.exprs.nodes import Call, Expr, InputRef, Literal
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
 from deltaflow.processor.planner.catalog import Catalog, Table
@@ -20,9 +20,11 @@ from deltaflow.processor.planner.relation import (
     Rel,
     and_all,
     conjuncts_of,
+    fields_of,
     unique_fields,
 )
 from deltaflow.processor.planner.scan import ScanCache, bind_scan
+from deltaflow.processor.planner.semi_join import SemiJoin, without_impossible_nulls
 from deltaflow.processor.planner.unnest import bind_unnest
 from deltaflow.processor.planner.window_join import window_join
 from deltaflow.processor.planner.windows import window_relation
@@ -107,6 +109,9 @@ class FromBinder:
         join_type = {"LEFT": "LEFT", "RIGHT": "RIGHT", "FULL": "FULL"}.get(
             (join.side or "").upper(), "INNER"
         )
+        kind = (join.args.get("kind") or "").upper()
+        if kind in ("SEMI", "ANTI"):  # a decorrelated IN / EXISTS (subqueries.py)
+            return semi_join(left, right, bind(join.args["on"], scope), kind == "ANTI")
         if join.args.get("method"):
             raise SqlError(
                 f"{join.args['method']} JOIN is not supported; join with ON or USING",
@@ -163,6 +168,20 @@ class FromBinder:
                 *position(version),
             )
         return Rel(node, out)
+
+
+def semi_join(left: Rel, right: Rel, cond: Expr, anti: bool) -> Rel:
+    """A semi (anti) join of ``left`` with ``right`` on ``cond``: the left columns."""
+    # NOT IN over NOT NULL sides is a plain equality: a key (TPC-H Q16)
+    lk, rk, rest = _equi_keys(without_impossible_nulls(cond), len(left.columns))
+    if isinstance(rest, Literal) and rest.value is True:
+        rest = None
+    names = [f.name for f in unique_fields(left.columns + right.columns)]
+    node = SemiJoin(
+        [left.node, right.node], fields_of(left.columns), anti=anti, left_keys=lk, right_keys=rk,
+        condition=rest, names=names,
+    )  # fmt: skip
+    return Rel(node, left.columns)
 
 
 def _using(join: exp.Join, left: Rel, right: Rel, scope: Scope) -> Expr | None:

@@ -184,6 +184,12 @@ def describe_correlate(node: Correlate, render: Any) -> str:  # noqa: ANN401 - e
     named = ", ".join(render(o, names) for o in node.operands)
     row = ", ".join(f"{f.type.sql()} {f.name}" for f in node.fields)
     select = ",".join(f.name for f in node.fields)
+    if node.function.startswith("$REPLICATE_ROWS"):  # Flink's built-in of INTERSECT / EXCEPT ALL
+        inner = ",".join(render(o, names) for o in node.operands)
+        return (
+            f"Correlate(invocation=[{node.function}({args})], correlate=[table({node.function}({inner}))], "
+            f"select=[{select}], rowType=[RecordType({row})], joinType=[{node.join_type}])"
+        )
     if node.function.startswith("$UNNEST"):  # Flink's built-in: Correlate over $cor0's column
         cor = ", ".join(f"$cor0.{render(o, names)}" for o in node.operands)
         return (

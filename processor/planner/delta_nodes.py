@@ -269,6 +269,9 @@ def _mirror_side(
     return _side(scan, index, positions, projection, condition, fixed), scan
 
 
+mirror_side = _mirror_side  # for the delta semi join (delta_semi_join.py)
+
+
 def build_delta_join(node: DeltaJoin, base: dict[str, Any]) -> P.Node:
     if node.cascade:
         return _build_cascade(node, base)

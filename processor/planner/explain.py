@@ -17,10 +17,12 @@ from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.changelog_ptf import ChangelogFunction, describe_changelog_function
 from deltaflow.processor.planner.correlate import Correlate, describe_correlate
 from deltaflow.processor.planner.delta_nodes import DeltaAggregate, DeltaJoin, UnrewrittenJoin
+from deltaflow.processor.planner.delta_semi_join import DeltaSemiJoin, describe_delta_semi_join
 from deltaflow.processor.planner.explain_physical import with_physical
 from deltaflow.processor.planner.group_windows import GroupWindowAggregate, describe_group_window
 from deltaflow.processor.planner.interval_join import IntervalJoin, describe_interval_join
 from deltaflow.processor.planner.over_agg import OverAggregate, describe_over
+from deltaflow.processor.planner.semi_join import SemiJoin, describe_semi_join
 from deltaflow.processor.planner.temporal_join import TemporalJoin, describe_temporal_join
 from deltaflow.processor.planner.window_join import WindowJoin, describe_window_join
 from deltaflow.processor.planner.window_rank import WindowRank, describe_window_rank
@@ -239,6 +241,8 @@ _DESCRIBE: dict[type, Callable] = {
     WindowRank: lambda n: describe_window_rank(n, _duration),
     WindowTableFunction: lambda n: describe_window_tvf(n, _duration),
     GroupWindowAggregate: lambda n: describe_group_window(n, _group(n), _agg_select(n, False)),
+    SemiJoin: lambda n: describe_semi_join(n, render),
+    DeltaSemiJoin: lambda n: describe_delta_semi_join(n, render),
 }
 
 

@@ -21,9 +21,11 @@ from deltaflow.processor.planner.delta_nodes import (
     build_delta_aggregate,
     build_delta_join,
 )
+from deltaflow.processor.planner.delta_semi_join import DeltaSemiJoin, build_delta_semi_join
 from deltaflow.processor.planner.group_windows import GroupWindowAggregate
 from deltaflow.processor.planner.interval_join import IntervalJoin, build_interval_join
 from deltaflow.processor.planner.over_agg import OverAggregate, build_over
+from deltaflow.processor.planner.semi_join import SemiJoin, build_semi_join
 from deltaflow.processor.planner.temporal_join import TemporalJoin, build_temporal_join
 from deltaflow.processor.planner.window_join import WindowJoin, build_window_join
 from deltaflow.processor.planner.window_rank import WindowRank, build_window_rank
@@ -162,4 +164,6 @@ _BUILD: dict[type, Callable[[Any, dict[str, Any]], P.Node]] = {
     WindowRank: build_window_rank,
     WindowTableFunction: build_window_tvf,
     ChangelogFunction: build_changelog_function,
+    SemiJoin: build_semi_join,
+    DeltaSemiJoin: build_delta_semi_join,
 }

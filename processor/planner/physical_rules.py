@@ -25,6 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from deltaflow.processor import plan as P
+from deltaflow.processor.exprs.nested import holds_collection
 from deltaflow.processor.planner.demand import demanded_columns
 from deltaflow.processor.planner.prefilter import prefilters
 
@@ -54,6 +55,8 @@ def fuse_calcs(roots: tuple[P.Node, ...], settings: dict[str, str]) -> Changes:
     for n in nodes.values():
         if type(n) is not P.GroupAggregate or type(n.inputs[0]) is not P.Calc:
             continue
+        if any(holds_collection(n.inputs[0].types[k]) for k in n.group_keys):
+            continue  # ARRAY / MAP keys: the runtime wraps the aggregate to make them hashable
         calc = n.inputs[0]
         alone = len(consumers[calc.node_id]) == 1 and calc.node_id not in sink_ids
         if alone and P.column_selection(calc) is not None:  # type: ignore[arg-type]

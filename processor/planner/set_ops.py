@@ -1,11 +1,11 @@
-"""UNION ALL, UNION, INTERSECT and EXCEPT (distinct) to logical nodes.
+"""UNION ALL, UNION, INTERSECT and EXCEPT (ALL and distinct) to logical nodes, as Flink
+plans them.
 
-UNION is Flink's plan: a GroupAggregate on every column over the UNION ALL. INTERSECT and
-EXCEPT count each row's copies per side: the UNION ALL of the left rows with markers
-(1, 0) and the right rows with (0, 1), a GroupAggregate on every column summing both
-markers, and a filter (both sums above 0 for INTERSECT; the left's above 0 and the right's
-0 for EXCEPT). Grouping makes NULLs equal, as the set operations compare rows. Flink plans
-them as a semi / anti join under a GroupAggregate; the rows are the same.
+UNION: a GroupAggregate on every column over the UNION ALL. INTERSECT / EXCEPT: a semi /
+anti join of the two sides on every column with NULLs equal (``IS NOT DISTINCT FROM``),
+under a GroupAggregate on every column. INTERSECT ALL / EXCEPT ALL: each row's copies per
+side counted in a GroupAggregate over the UNION ALL of the marked sides, and the row
+repeated as many times as it is left with (``$REPLICATE_ROWS$1``, a Correlate).
 """
 
 from __future__ import annotations
@@ -13,18 +13,23 @@ from __future__ import annotations
 from sqlglot import exp
 
 from deltaflow.formats.errors import SqlError
-from deltaflow.formats.types import BIGINT, DataType
+from deltaflow.formats.types import BIGINT, BOOLEAN, DataType
 from deltaflow.processor.exprs.coercion import common_type
 from deltaflow.processor.exprs.functions import infer_call
 from deltaflow.processor.exprs.nodes import Expr, InputRef, Literal
 from deltaflow.processor.plan import AggCall, Field
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import ScopeColumn
-from deltaflow.processor.planner.relation import Rel, fields_of
+from deltaflow.processor.planner.correlate import Correlate
+from deltaflow.processor.planner.relation import Rel, fields_of, unique_fields
 from deltaflow.processor.planner.relops import cast_rel
+from deltaflow.processor.planner.semi_join import SemiJoin
 from deltaflow.processor.sql.errors import position
 
 _LONG = DataType(BIGINT, False)
+_BOOL = DataType(BOOLEAN, True)
+REPLICATE_ROWS = "$REPLICATE_ROWS$1"
+_REPLICATE = "deltaflow.processor.exprs.gen_nested.replicate_rows"
 
 
 def bind_set_operation(binder, node: exp.SetOperation) -> Rel:  # noqa: ANN001 - QueryBinder
@@ -34,8 +39,6 @@ def bind_set_operation(binder, node: exp.SetOperation) -> Rel:  # noqa: ANN001 -
         raise SqlError(
             f"ORDER BY / LIMIT over a {word} is not supported yet; wrap it in a subquery: "
             f"SELECT * FROM (... {word} ...) ORDER BY ... LIMIT n", *position(node))  # fmt: skip
-    if word != "UNION" and not distinct:
-        raise SqlError(f"{word} ALL is not supported yet; {word} (distinct) is", *position(node))
     label = f"{word}{'' if distinct else ' ALL'}"
     cols, inputs = _aligned(binder, node, label)
     if word == "UNION":
@@ -44,7 +47,9 @@ def bind_set_operation(binder, node: exp.SetOperation) -> Rel:  # noqa: ANN001 -
             return out
         keys = tuple(range(len(cols)))
         return Rel(L.Aggregate([out.node], fields_of(cols), group_keys=keys, aggs=[]), cols)
-    return _counted(cols, inputs, word == "INTERSECT")
+    if distinct:
+        return _semi(cols, inputs, word == "INTERSECT")
+    return _replicated(cols, inputs, word == "INTERSECT")
 
 
 def _aligned(binder, node: exp.SetOperation, label: str) -> tuple[list[ScopeColumn], list[L.LNode]]:  # noqa: ANN001
@@ -66,24 +71,69 @@ def _aligned(binder, node: exp.SetOperation, label: str) -> tuple[list[ScopeColu
     return cols, [cast_rel(side, types) for side in (left, right)]
 
 
-def _counted(cols: list[ScopeColumn], inputs: list[L.LNode], intersect: bool) -> Rel:
+def _semi(cols: list[ScopeColumn], inputs: list[L.LNode], intersect: bool) -> Rel:
+    """Flink's plan: a semi (INTERSECT) or anti (EXCEPT) join on every column, NULLs equal,
+    under a GroupAggregate on every column (each row once)."""
     n = len(cols)
-    fields = [*fields_of(cols), Field("$left", _LONG), Field("$right", _LONG)]
+    names = [f.name for f in unique_fields([*cols, *_columns(inputs[1])])]
+    keys = tuple(range(n))
+    join = SemiJoin(inputs, fields_of(cols), anti=not intersect, left_keys=keys,
+                    right_keys=keys, null_safe=(True,) * n, names=names)  # fmt: skip
+    return Rel(L.Aggregate([join], fields_of(cols), group_keys=keys, aggs=[]), cols)
+
+
+def _columns(node: L.LNode) -> list[ScopeColumn]:
+    return [ScopeColumn(None, f.name, f.type) for f in node.fields]
+
+
+def _replicated(cols: list[ScopeColumn], inputs: list[L.LNode], intersect: bool) -> Rel:
+    """INTERSECT ALL / EXCEPT ALL as Flink plans them: each side's rows marked, their UNION
+    ALL counted per row (INTERSECT: COUNT of each side's marker, EXCEPT: SUM of 1 / -1), a
+    Calc keeping the rows with copies left and their number (the smaller count; the sum),
+    and ``$REPLICATE_ROWS$1`` repeating each row that many times (a Correlate)."""
+    n = len(cols)
+    if intersect:
+        markers = [("vcol_left_marker", _BOOL), ("vcol_right_marker", _BOOL)]
+        values: list[list[Expr]] = [[Literal(_BOOL, True), Literal(_BOOL, None)],
+                                    [Literal(_BOOL, None), Literal(_BOOL, True)]]  # fmt: skip
+        aggs = [AggCall("COUNT", (n,), _LONG, "vcol_left_cnt"),
+                AggCall("COUNT", (n + 1,), _LONG, "vcol_right_cnt")]  # fmt: skip
+    else:
+        markers = [("vcol_marker", _LONG)]
+        values = [[Literal(_LONG, 1)], [Literal(_LONG, -1)]]
+        aggs = [AggCall("SUM", (n,), _LONG, "sum_vcol_marker")]
+    fields = [*fields_of(cols), *(Field(name, t) for name, t in markers)]
     marked: list[L.LNode] = []
-    for side, node in enumerate(inputs):
+    for node, extra in zip(inputs, values, strict=True):
         projection: list[Expr] = [InputRef(f.type, i) for i, f in enumerate(node.fields)]
-        projection += [Literal(_LONG, 1 - side), Literal(_LONG, side)]
-        marked.append(L.Calc([node], fields, projection=projection))
-    sums = [AggCall("SUM", (n + s,), DataType(BIGINT, True), name) for s, name in
-            enumerate(("$left", "$right"))]  # fmt: skip
-    agg = L.Aggregate(
-        [L.Union(marked, fields)], [*fields_of(cols), *(Field(a.name, a.type) for a in sums)],
-        group_keys=tuple(range(n)), aggs=sums,
-    )  # fmt: skip
-    zero = Literal(_LONG, 0)
-    left = infer_call(">", [InputRef(sums[0].type, n), zero])
-    right = infer_call(">" if intersect else "=", [InputRef(sums[1].type, n + 1), zero])
-    projection = [InputRef(c.type, i) for i, c in enumerate(cols)]
-    calc = L.Calc([agg], fields_of(cols), projection=projection,
-                  condition=infer_call("AND", [left, right]))  # fmt: skip
-    return Rel(calc, cols)
+        marked.append(L.Calc([node], fields, projection=projection + extra))
+    agg_fields = [*fields_of(cols), *(Field(a.name, a.type) for a in aggs)]
+    agg = L.Aggregate([L.Union(marked, fields)], agg_fields, group_keys=tuple(range(n)), aggs=aggs)
+    refs = [InputRef(c.type, i) for i, c in enumerate(cols)]
+    copies: Expr
+    if intersect:
+        left, right = InputRef(_LONG, n), InputRef(_LONG, n + 1)
+        copies = infer_call("IF", [infer_call(">", [left, right]), right, left])
+        one = Literal(_LONG, 1)
+        keep = infer_call("AND", [infer_call(">=", [left, one]), infer_call(">=", [right, one])])
+        first = "$f0"
+    else:
+        copies = InputRef(_LONG, n)
+        keep = infer_call(">", [copies, Literal(_LONG, 0)])
+        first = "sum_vcol_marker"
+    counted = L.Calc([agg], [Field(first, _LONG), *fields_of(cols)], projection=[copies, *refs],
+                     condition=keep)  # fmt: skip
+    return Rel(replicate_rows(counted, cols), cols)
+
+
+def replicate_rows(counted: L.LNode, cols: list[ScopeColumn]) -> L.LNode:
+    """``$REPLICATE_ROWS$1(n, cols..)`` over rows (n, cols..): each row's columns n times,
+    then those columns alone."""
+    n = len(cols)
+    inner: list[Expr] = [InputRef(f.type, i) for i, f in enumerate(counted.fields)]
+    declared = [ScopeColumn(None, c.name, c.type) for c in cols]
+    names = unique_fields([*_columns(counted), *declared])
+    corr = Correlate([counted], names, function=REPLICATE_ROWS, target=_REPLICATE,
+                     operands=inner, join_type="INNER")  # fmt: skip
+    projection: list[Expr] = [InputRef(c.type, n + 1 + i) for i, c in enumerate(cols)]
+    return L.Calc([corr], fields_of(cols), projection=projection)

@@ -1,23 +1,24 @@
-"""Subqueries in WHERE rewritten into joins before binding (decorrelation).
+"""Subqueries in WHERE rewritten into joins before binding (decorrelation), as Flink plans
+them.
 
 Each conjunct of the WHERE that holds a subquery becomes a join of the outer FROM with a
-derived table; the subquery's own conditions split into local ones (kept inside) and
-correlations, which must be equalities of an inner and an outer expression (they become
-join keys):
+derived table (after the FROM's own joins, so the rest of the WHERE is pushed below it):
 
-- ``EXISTS (q)``: JOIN the DISTINCT correlation keys of q (a semi join: each outer row at
-  most once); ``NOT EXISTS (q)``: LEFT JOIN them and keep the rows without a match.
-- ``x IN (q)``: as EXISTS with ``x`` = q's column as one more key; ``x NOT IN (q)``
-  (uncorrelated) exactly as SQL's three-valued logic: TRUE when q is empty, else when x is
-  not NULL, q holds no NULL and no match: a LEFT JOIN on the distinct non-NULL values and
-  a LEFT JOIN ON TRUE with q's row count and non-NULL count.
+- ``EXISTS (q)`` / ``x IN (q)``: a semi join (``kind='SEMI'``, bound to
+  ``semi_join.SemiJoin``), ``NOT EXISTS`` / ``NOT IN``: an anti join. q's conjuncts over
+  its own columns stay inside it; those that read outer columns become the join's
+  condition, any comparison (equalities become keys), with q's columns in them exposed as
+  ``__cN``. ``x IN (q)`` adds ``x = __cN``; ``x NOT IN (q)`` adds
+  ``x IS NULL OR __cN IS NULL OR x = __cN`` (Flink's condition), so a NULL in q's column
+  or a NULL ``x`` (with q not empty) leaves no row, as SQL's NOT IN does. An uncorrelated
+  EXISTS joins one row (``MIN(TRUE)`` of q, kept while not NULL). A q with GROUP BY,
+  DISTINCT or LIMIT is joined as a table, uncorrelated.
 - a scalar subquery (one aggregate item, no GROUP BY): LEFT JOIN its value grouped by
   the correlation keys (uncorrelated: ON TRUE, one row); a missing group is NULL, as the
   scalar subquery's value. COUNT is refused (its empty value is 0, not NULL).
 
 A WHERE conjunct that then rejects the NULLs of such a LEFT JOIN makes it an inner join
-(push_filters). Flink plans semi / anti joins (LeftSemiJoin, LeftAntiJoin) and joins with
-aggregates; the rows are the same.
+(push_filters).
 """
 
 from __future__ import annotations
@@ -66,12 +67,9 @@ def _rewrite(binder, c: exp.Expr) -> tuple[list[exp.Join], list[exp.Expr]]:  # n
     if isinstance(inner, exp.Paren):
         inner = inner.this
     if isinstance(inner, exp.Exists):
-        return _exists(binder, inner.this, negated, None)
+        return _semi(binder, inner.this, negated, None)
     if isinstance(inner, exp.In) and inner.args.get("query") is not None:
-        sub = inner.args["query"].this
-        if negated:
-            return _not_in(binder, inner.this, sub, inner)
-        return _exists(binder, sub, False, inner.this)
+        return _semi(binder, inner.args["query"].this, negated, inner.this)
     for pred in c.find_all(exp.Exists, exp.In):
         if isinstance(pred, exp.Exists) or pred.args.get("query") is not None:
             raise SqlError(
@@ -88,9 +86,9 @@ def _rewrite(binder, c: exp.Expr) -> tuple[list[exp.Join], list[exp.Expr]]:  # n
 Pairs = list[tuple[exp.Expr, exp.Expr]]
 
 
-def _split(binder, sub: exp.Select, unequal: Pairs | None = None) -> tuple[list[exp.Expr], Pairs]:  # noqa: ANN001
-    """The subquery's local conjuncts, and its correlations as (inner, outer) pairs: the
-    equalities; ``inner <> outer`` ones go to ``unequal`` when it is given."""
+def _split(binder, sub: exp.Select) -> tuple[list[exp.Expr], Pairs]:  # noqa: ANN001
+    """A scalar subquery's local conjuncts, and its correlations as (inner, outer) pairs:
+    equalities of an inner and an outer expression (they key the join)."""
     if not isinstance(sub, exp.Select):
         raise SqlError("a subquery here must be a SELECT", *position(sub))
     scope = Scope(binder.froms.from_clause(sub).columns, binder.functions)
@@ -102,18 +100,16 @@ def _split(binder, sub: exp.Select, unequal: Pairs | None = None) -> tuple[list[
         if not outer:
             local.append(c)
             continue
-        if isinstance(c, exp.EQ) or isinstance(c, exp.NEQ) and unequal is not None:
+        if isinstance(c, exp.EQ):
             a, b = c.this, c.expression
             a_out = any(not scope.has(col) for col in _own_columns(a))
             b_out = any(not scope.has(col) for col in _own_columns(b))
             if a_out != b_out and all(not scope.has(x) for x in _own_columns(a if a_out else b)):
-                target = pairs if isinstance(c, exp.EQ) else unequal
-                target.append((b, a) if a_out else (a, b))  # type: ignore[union-attr]
+                pairs.append((b, a) if a_out else (a, b))
                 continue
         raise SqlError(
-            "a correlated subquery may refer to the outer query only in equalities of an inner "
-            "and an outer expression (they become join keys), and EXISTS in one inner <> outer "
-            "as well; this condition is not one",
+            "a correlated scalar subquery may refer to the outer query only in equalities of an "
+            "inner and an outer expression (they become join keys); this condition is not one",
             *position(c))  # fmt: skip
     return local, pairs
 
@@ -134,8 +130,14 @@ def _inside(col: exp.Expr, top: exp.Expr) -> bool:
     return False
 
 
-def _derived(sub: exp.Select, items: list[exp.Expr], local: list[exp.Expr], distinct: bool):  # noqa: ANN202
-    name = f"__sq{next(_names)}"
+def _derived(
+    sub: exp.Select,
+    items: list[exp.Expr],
+    local: list[exp.Expr],
+    distinct: bool,
+    name: str | None = None,
+):  # noqa: ANN202
+    name = name or f"__sq{next(_names)}"
     body = sub.copy()
     body.set("expressions", items)
     body.set("where", exp.Where(this=exp.and_(*local)) if local else None)
@@ -154,63 +156,78 @@ def _grouped(sub: exp.Select) -> bool:
     return bool(sub.args.get("group") or sub.args.get("having") or sub.find(exp.AggFunc))
 
 
-def _exists(binder, sub: exp.Select, negated: bool, value: exp.Expr | None):  # noqa: ANN001, ANN202
-    """EXISTS / NOT EXISTS, or ``value IN (sub)``: a join on the distinct keys."""
-    if value is not None and _grouped(sub):
-        local, pairs = _split(binder, sub)
-        if pairs:
-            raise SqlError("a correlated IN subquery with GROUP BY is not supported yet",
-                           *position(sub))  # fmt: skip
-        sub = _wrapped(sub)
-    unequal: Pairs = []
-    local, pairs = _split(binder, sub, unequal if value is None else None)
-    if len(unequal) > 1:
-        raise SqlError("an EXISTS may have one inner <> outer correlation", *position(sub))
-    if unequal and pairs:
-        return _exists_other(sub, negated, local, pairs, unequal[0])
+def _semi(binder, sub: exp.Select, anti: bool, value: exp.Expr | None):  # noqa: ANN001, ANN202
+    """``[NOT] EXISTS (sub)`` or ``value [NOT] IN (sub)`` as a semi (anti) join of the outer
+    rows with ``sub``'s rows, as Flink plans them: the subquery's conjuncts over its own
+    columns stay inside it, those that read outer columns become the join's condition
+    (its inner columns exposed as ``__cN``), and IN adds ``value = __cN`` (NOT IN:
+    ``value IS NULL OR __cN IS NULL OR value = __cN``, so that a NULL on either side
+    leaves no row, as SQL's NOT IN does)."""
+    if not isinstance(sub, exp.Select):
+        raise SqlError("a subquery here must be a SELECT", *position(sub))
+    if value is not None and len(sub.expressions) != 1:
+        raise SqlError("an IN subquery selects one column", *position(sub))
+    if _grouped(sub) or sub.args.get("distinct") or sub.args.get("limit"):
+        if _correlated(binder, sub)[1]:
+            raise SqlError(
+                "a correlated IN / EXISTS subquery with GROUP BY, DISTINCT or LIMIT is not "
+                "supported yet", *position(sub))  # fmt: skip
+        sub = _wrapped(sub if value is not None else _one_column(sub))
+    local, correlated, inner = _correlated(binder, sub)
+    name = f"__sq{next(_names)}"
+    items: list[exp.Expr] = []
+    exposed: dict[str, exp.Expr] = {}
+
+    def expose(e: exp.Expr) -> exp.Expr:
+        key = e.sql()
+        if key not in exposed:
+            items.append(exp.alias_(e.copy(), f"__c{len(items)}"))
+            exposed[key] = exp.column(f"__c{len(items) - 1}", table=name)
+        return exposed[key].copy()
+
+    conds: list[exp.Expr] = []
     if value is not None:
-        if len(sub.expressions) != 1:
-            raise SqlError("an IN subquery selects one column", *position(sub))
-        pairs = [(sub.expressions[0].unalias(), value), *pairs]
-    if not pairs:
-        raise SqlError(
-            "an uncorrelated EXISTS is not supported yet; correlate it with an equality",
-            *position(sub))  # fmt: skip
-    items = [exp.alias_(inner.copy(), f"__k{i}") for i, (inner, _) in enumerate(pairs)]
-    name, derived = _derived(sub, items, local, distinct=True)
-    on = _keys_on(name, [o for _, o in pairs])
-    join = exp.Join(this=derived, on=on, side="LEFT" if negated else None)
-    kept = [exp.Is(this=exp.column("__k0", table=name), expression=exp.null())] if negated else []
-    return [join], kept
+        v = expose(sub.expressions[0].unalias())
+        equal: exp.Expr = exp.EQ(this=value.copy(), expression=v)
+        if anti:  # NOT IN: a NULL on either side is a match (so the outer row goes)
+            isnull = [exp.Is(this=x.copy(), expression=exp.null()) for x in (value, v)]
+            equal = exp.Paren(this=exp.or_(*isnull, equal))
+        conds.append(equal)
+    for c in correlated:
+        conds.append(c.transform(lambda n: expose(n) if n in inner else n, copy=False))
+    if not items:  # uncorrelated EXISTS: one row while sub has any, as Flink plans it
+        items.append(exp.alias_(exp.Min(this=exp.true()), "__c0"))
+    _, derived = _derived(sub, items, local, distinct=False, name=name)
+    if not conds:
+        not_null = exp.Not(this=exp.Is(this=exp.Min(this=exp.true()), expression=exp.null()))
+        derived.this.set("having", exp.Having(this=not_null))
+    on = exp.and_(*conds) if conds else exp.true()
+    return [exp.Join(this=derived, on=on, kind="ANTI" if anti else "SEMI")], []
 
 
-def _exists_other(sub: exp.Select, negated: bool, local, pairs: Pairs, other):  # noqa: ANN001, ANN202
-    """``[NOT] EXISTS (.. WHERE inner_k = outer_k .. AND a <> x)``: a row of the group with
-    a <> x exists iff MIN(a) <> x or MAX(a) <> x (NULLs of a and x never compare TRUE, and
-    MIN / MAX skip them): a join on the keys with the group's MIN(a) and MAX(a)."""
-    a, x = other
-    items = [exp.alias_(inner.copy(), f"__k{i}") for i, (inner, _) in enumerate(pairs)]
-    items += [
-        exp.alias_(exp.Min(this=a.copy()), "__mn"),
-        exp.alias_(exp.Max(this=a.copy()), "__mx"),
-    ]
-    name, derived = _derived(sub, items, local, distinct=False)
-    derived.this.set("group", exp.Group(expressions=[i.copy() for i, _ in pairs]))
-    mn, mx = exp.column("__mn", table=name), exp.column("__mx", table=name)
-    differs = exp.Paren(this=exp.or_(exp.NEQ(this=mn, expression=x.copy()),
-                                     exp.NEQ(this=mx, expression=x.copy())))  # fmt: skip
-    on = _keys_on(name, [o for _, o in pairs])
-    if not negated:
-        return [exp.Join(this=derived, on=exp.and_(on, differs))], []
-    none = exp.or_(
-        exp.Is(this=exp.column("__k0", table=name), expression=exp.null()),
-        exp.Is(this=x.copy(), expression=exp.null()),
-        exp.Is(this=mn.copy(), expression=exp.null()),
-        exp.and_(
-            exp.EQ(this=mn.copy(), expression=x.copy()), exp.EQ(this=mx.copy(), expression=x.copy())
-        ),
-    )
-    return [exp.Join(this=derived, on=on, side="LEFT")], [exp.Paren(this=none)]
+def _correlated(binder, sub: exp.Select):  # noqa: ANN001, ANN202
+    """The subquery's local conjuncts, those that read outer columns, and (by identity) the
+    inner columns of the latter."""
+    scope = Scope(binder.froms.from_clause(sub).columns, binder.functions)
+    where = sub.args.get("where")
+    local, correlated, inner = [], [], []
+    for c in _conjuncts(where.this) if where is not None else []:
+        own = _own_columns(c)
+        if all(scope.has(col) for col in own):
+            local.append(c)
+            continue
+        copy = c.copy()
+        correlated.append(copy)
+        mine = {id(col) for col in own if scope.has(col)}
+        inner += [a for a, b in zip(_own_columns(copy), own, strict=True) if id(b) in mine]
+    return local, correlated, _Identity(inner)
+
+
+class _Identity(list):
+    """A list compared by identity (``n in inner``: that very node)."""
+
+    def __contains__(self, node: object) -> bool:
+        return any(node is x for x in self)
 
 
 def _wrapped(sub: exp.Select) -> exp.Select:
@@ -220,32 +237,10 @@ def _wrapped(sub: exp.Select) -> exp.Select:
     return exp.select(exp.column("__v")).from_(exp.Subquery(this=sub.copy(), alias=alias))
 
 
-def _not_in(binder, value: exp.Expr, sub: exp.Select, node: exp.Expr):  # noqa: ANN001, ANN202
-    if len(sub.expressions) != 1:
-        raise SqlError("a NOT IN subquery selects one column", *position(node))
-    if _split(binder, sub)[1]:
-        raise SqlError("a correlated NOT IN subquery is not supported yet; write NOT EXISTS",
-                       *position(node))  # fmt: skip
-    table = _wrapped(sub)
-    not_null = exp.Not(this=exp.Is(this=exp.column("__v"), expression=exp.null()))
-    m, matches = _derived(table, [exp.alias_(exp.column("__v"), "__k0")], [not_null], True)
-    n, counts = _derived(table, [exp.alias_(exp.Count(this=exp.Star()), "__c"),
-                                 exp.alias_(exp.Count(this=exp.column("__v")), "__nn")],
-                         [], False)  # fmt: skip
-    joins = [
-        exp.Join(this=matches, on=_keys_on(m, [value]), side="LEFT"),
-        exp.Join(this=counts, on=exp.true(), side="LEFT"),
-    ]
-    c, nn = exp.column("__c", table=n), exp.column("__nn", table=n)
-    empty = exp.EQ(
-        this=exp.func("COALESCE", c, exp.Literal.number(0)), expression=exp.Literal.number(0)
-    )
-    unmatched = exp.and_(
-        exp.Not(this=exp.Is(this=value.copy(), expression=exp.null())),
-        exp.Is(this=exp.column("__k0", table=m), expression=exp.null()),
-        exp.EQ(this=c.copy(), expression=nn),
-    )
-    return joins, [exp.Paren(this=exp.or_(empty, unmatched))]
+def _one_column(sub: exp.Select) -> exp.Select:
+    out = sub.copy()
+    out.set("expressions", [exp.alias_(exp.true(), "__c")])
+    return out
 
 
 def _scalar(binder, sub: exp.Select, node: exp.Expr) -> tuple[exp.Join, exp.Expr]:  # noqa: ANN001

@@ -1,6 +1,7 @@
 """``CROSS JOIN UNNEST(arr) AS t(x)`` (also ``, UNNEST(..)``, ``JOIN UNNEST(..) ON TRUE`` and
 ``LEFT JOIN UNNEST(..) ON TRUE``) as Flink plans it: a Correlate over the built-in table
-function ``$UNNEST_ROWS$1``. An ARRAY of atomic values gives one column ``f0``, an ARRAY of
+function ``$UNNEST_ROWS$1``; ``WITH ORDINALITY`` over ``$UNNEST_ROWS_WITH_ORDINALITY$1``, whose
+last column ``ORDINALITY`` numbers the elements from 1 (an atomic element is then ``EXPR$0``). An ARRAY of atomic values gives one column ``f0``, an ARRAY of
 ROW its fields, a MAP the columns ``f0`` (key) and ``f1`` (value); ``AS t(a, b)`` renames them
 by position. The elements are produced by one function call per input row, no SQL per element."""
 
@@ -11,7 +12,7 @@ from typing import Any
 from sqlglot import exp
 
 from deltaflow.formats.errors import SqlError
-from deltaflow.formats.types import ARRAY, MAP, MULTISET, ROW, DataType
+from deltaflow.formats.types import ARRAY, INT, MAP, MULTISET, ROW, DataType
 from deltaflow.processor.exprs.nodes import Expr, InputRef
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.bind_exprs import Scope, ScopeColumn, bind
@@ -19,10 +20,12 @@ from deltaflow.processor.planner.correlate import Correlate
 from deltaflow.processor.sql.errors import position
 
 UNNEST = "$UNNEST_ROWS$1"
+UNNEST_ORDINALITY = "$UNNEST_ROWS_WITH_ORDINALITY$1"
+_ORDINAL = DataType(INT, True)
 _TARGETS = {
-    "values": "deltaflow.processor.exprs.gen_nested.unnest_values",
-    "rows": "deltaflow.processor.exprs.gen_nested.unnest_rows",
-    "map": "deltaflow.processor.exprs.gen_nested.unnest_map",
+    kind + suffix: f"deltaflow.processor.exprs.gen_nested.unnest_{kind}{suffix}"
+    for kind in ("values", "rows", "map")
+    for suffix in ("", "_ordinality")
 }
 
 
@@ -30,15 +33,24 @@ def bind_unnest(binder: Any, left: Any, join: exp.Join) -> Any:  # noqa: ANN401 
     from deltaflow.processor.planner.relation import Rel, unique_fields
 
     node: exp.Unnest = join.this
-    if len(node.expressions) != 1 or node.args.get("offset"):
-        raise SqlError("UNNEST takes one ARRAY or MAP (WITH ORDINALITY is not supported)",
-                       *position(node))  # fmt: skip
+    if len(node.expressions) != 1:
+        raise SqlError("UNNEST takes one ARRAY or MAP", *position(node))
     scope = Scope(left.columns, binder.functions)
     operand = bind(node.expressions[0], scope)
     kind, columns = _columns(operand.type, node)
     join_type, condition = _join_type(join, node)
     alias = node.args.get("alias")
-    names = _names(alias, [n for n, _ in columns], node)
+    ordinality = node.args.get("offset")  # WITH ORDINALITY (sqlglot: the last alias column)
+    function = UNNEST
+    if ordinality:
+        if join_type == "LEFT":
+            raise SqlError("LEFT JOIN UNNEST(..) WITH ORDINALITY is not supported (Flink 2.3 "
+                           "fails to plan it too); use CROSS JOIN", *position(node))  # fmt: skip
+        function, kind = UNNEST_ORDINALITY, f"{kind}_ordinality"
+        if kind == "values_ordinality":  # Flink names the element EXPR$0 here
+            columns = [("EXPR$0", columns[0][1])]
+        columns = [*columns, ("ORDINALITY", _ORDINAL)]
+    names = _names(alias, [n for n, _ in columns], node, ordinality)
     qualifier = alias.name if isinstance(alias, exp.TableAlias) and alias.name else None
     right = [
         ScopeColumn(qualifier, n, t.with_nullable(True) if join_type == "LEFT" else t)
@@ -46,7 +58,7 @@ def bind_unnest(binder: Any, left: Any, join: exp.Join) -> Any:  # noqa: ANN401 
     ]
     out = left.columns + right
     declared = [ScopeColumn(None, n, c.type) for (n, _), c in zip(columns, right, strict=True)]
-    corr = Correlate([left.node], unique_fields(left.columns + declared), function=UNNEST,
+    corr = Correlate([left.node], unique_fields(left.columns + declared), function=function,
                      target=_TARGETS[kind], operands=[operand], join_type=join_type)  # fmt: skip
     if condition is None:
         return Rel(corr, out)
@@ -77,8 +89,12 @@ def _join_type(join: exp.Join, node: exp.Expr) -> tuple[str, exp.Expr | None]:
     return ("LEFT" if side == "LEFT" else "INNER"), None if is_true else on
 
 
-def _names(alias: exp.Expr | None, declared: list[str], node: exp.Expr) -> list[str]:
+def _names(
+    alias: exp.Expr | None, declared: list[str], node: exp.Expr, ordinality: object = None
+) -> list[str]:
     names = [c.name for c in alias.columns] if isinstance(alias, exp.TableAlias) else []
+    if isinstance(ordinality, exp.Identifier):
+        names.append(ordinality.name)
     if not names:
         return declared
     if len(names) != len(declared):

@@ -64,6 +64,8 @@ class CorrelateOperator(Operator):
                 return tuple(value)
         elif value is None and self.width > 1:  # a NULL ROW element of UNNEST(array of ROW)
             return (None,) * self.width
+        elif type(value) is int and self.name == "$UNNEST_ROWS_WITH_ORDINALITY$1":
+            return (None,) * (self.width - 1) + (value,)  # a NULL ROW element, its position
         elif self.width == 1:
             return (value,)
         raise DeltaflowError(

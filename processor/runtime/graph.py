@@ -33,10 +33,12 @@ from deltaflow.processor.runtime.base import (
     epoch_ms,
 )
 from deltaflow.processor.runtime.changelog_ptf import FromChangelogOperator, ToChangelogOperator
+from deltaflow.processor.runtime.collection_keys import FrozenKeys, collection_keys
 from deltaflow.processor.runtime.correlate import CorrelateOperator
 from deltaflow.processor.runtime.delta_agg import DeltaAggOperator
 from deltaflow.processor.runtime.delta_cascade import DeltaCascadeOperator
 from deltaflow.processor.runtime.delta_join import DeltaJoinOperator
+from deltaflow.processor.runtime.delta_semi_join import DeltaSemiJoinOperator
 from deltaflow.processor.runtime.group_agg import GroupAggOperator
 from deltaflow.processor.runtime.interval_join import IntervalJoinOperator
 from deltaflow.processor.runtime.join import JoinOperator
@@ -48,6 +50,7 @@ from deltaflow.processor.runtime.keyed import (
 from deltaflow.processor.runtime.lookup import LookupJoinOperator
 from deltaflow.processor.runtime.over_agg import OverAggOperator
 from deltaflow.processor.runtime.rank import rank_operator
+from deltaflow.processor.runtime.semi_join import SemiJoinOperator
 from deltaflow.processor.runtime.session_window import window_operator
 from deltaflow.processor.runtime.simple import (
     CalcOperator,
@@ -87,6 +90,8 @@ _BUILDERS: dict[type, Callable[..., Operator]] = {
     p.WindowRank: WindowRankOperator,
     p.WindowTableFunction: window_tvf_operator,
     p.TemporalJoin: TemporalJoinOperator,
+    p.SemiJoin: SemiJoinOperator,
+    p.DeltaSemiJoin: DeltaSemiJoinOperator,
 }
 
 
@@ -119,7 +124,10 @@ def build_operator(node: p.Node, backend, ctx: RuntimeContext) -> Operator:
             "rewrite the query without it",
             node=type(node).__name__,
         )
-    return builder(node, backend, ctx)
+    op = builder(node, backend, ctx)
+    if type(node) is p.GroupAggregate and collection_keys(node):
+        return FrozenKeys(op, node)  # ARRAY / MAP group keys, grouped by content
+    return op
 
 
 def topological(sinks: tuple[p.Node, ...]) -> list[p.Node]:

@@ -518,6 +518,36 @@ SQL17 = [
     T("subquery_in_having", "join",
       "SELECT cust, SUM(qty) AS s FROM orders GROUP BY cust HAVING SUM(qty) > (SELECT AVG(tier) * 4 FROM customers)",
       ["cust INT", "s INT"], tables=BOTH, compare="final"),
+    T("subquery_exists_unequal", "join",
+      "SELECT o.id, o.qty FROM orders o WHERE EXISTS (SELECT 1 FROM customers c WHERE c.cid = o.cust "
+      "AND c.tier > o.qty)",
+      ["id INT", "qty INT"], tables=BOTH, compare="final"),
+    T("subquery_not_in_correlated", "join",
+      "SELECT id, cust FROM orders WHERE cust NOT IN (SELECT cid FROM customers WHERE tier = orders.qty)",
+      ["id INT", "cust INT"], tables=BOTH, compare="final"),
+    T("subquery_exists_uncorrelated", "join",
+      "SELECT id, cust FROM orders WHERE EXISTS (SELECT 1 FROM customers WHERE tier > 2)",
+      ["id INT", "cust INT"], tables=BOTH, compare="final"),
+    T("subquery_in_grouped", "join",
+      "SELECT id, cust FROM orders o WHERE cust IN (SELECT cust FROM orders p GROUP BY cust "
+      "HAVING COUNT(*) > 2) AND o.qty > 1",
+      ["id INT", "cust INT"], compare="final"),
+    T("subquery_not_in_two", "join",
+      "SELECT id, qty FROM orders WHERE cust IN (SELECT cid FROM customers) AND qty NOT IN "
+      "(SELECT tier FROM customers WHERE region = 'north')",
+      ["id INT", "qty INT"], tables=BOTH, compare="final"),
+    T("set_intersect_all", "union",
+      "SELECT cust, qty FROM orders INTERSECT ALL SELECT cid, tier FROM customers",
+      ["cust INT", "qty INT"], tables=BOTH, compare="final"),
+    T("set_except_all", "union",
+      "SELECT cust, qty FROM orders EXCEPT ALL SELECT cid, tier FROM customers",
+      ["cust INT", "qty INT"], tables=BOTH, compare="final"),
+    T("set_except_all_one_source", "union",
+      "SELECT product FROM orders WHERE qty > 1 EXCEPT ALL SELECT product FROM orders WHERE amt > 50",
+      ["product STRING"], compare="final"),
+    T("set_intersect_all_one_source", "union",
+      "SELECT product FROM orders WHERE qty > 1 INTERSECT ALL SELECT product FROM orders WHERE amt > 50",
+      ["product STRING"], compare="final"),
     T("grouping_rollup", "aggregate",
       "SELECT cust, product, COUNT(*), SUM(qty), GROUPING(cust), GROUPING_ID(cust, product) FROM orders "
       "GROUP BY ROLLUP (cust, product)",
@@ -805,6 +835,19 @@ NESTED = [
       "MAP[product, qty], MAP[product, qty][product], ELEMENT(ARRAY[amt]), (id, note) FROM orders",
       ["id INT", "a ARRAY<INT>", "a2 INT", "n INT", "m MAP<STRING, INT>", "mv INT",
        "e DECIMAL(10, 2)", "r ROW<a INT, b STRING>"]),
+    T("nested_unnest_ordinality", "calc",
+      "SELECT id, e, o FROM orders CROSS JOIN UNNEST(ARRAY[qty, cust, id]) WITH ORDINALITY AS t(e, o) "
+      "WHERE o <> 2",
+      ["id INT", "e INT", "o INT"]),
+    T("nested_unnest_map_ordinality", "calc",
+      "SELECT id, k, v, n FROM orders CROSS JOIN UNNEST(MAP[product, qty]) WITH ORDINALITY AS t(k, v, n)",
+      ["id INT", "k STRING", "v INT", "n INT"]),
+    T("nested_group_by_array", "aggregate",
+      "SELECT ARRAY[cust, qty], COUNT(*), SUM(amt) FROM orders GROUP BY ARRAY[cust, qty]",
+      ["a ARRAY<INT>", "n BIGINT", "s DECIMAL(38, 2)"]),
+    T("nested_distinct_row_of_array", "aggregate",
+      "SELECT DISTINCT product, ARRAY[qty] FROM orders WHERE qty > 1",
+      ["p STRING", "a ARRAY<INT>"], compare="final"),
     T("nested_group_by_field", "aggregate",
       f"SELECT t.r.p, COUNT(*), SUM(t.r.q) FROM (SELECT {_ROW} AS r FROM orders) AS t "
       "GROUP BY t.r.p",
@@ -823,7 +866,7 @@ SOURCE_PK = [
     _with_source_pk(t)
     for t in AGG + JOIN + SINKS + MORE + LONG + LTZ + JOIN_PUSH
     if t.category in ("aggregate", "join") or t.name in ("upsert_agg_key", "upsert_join")
-]
+] + [_with_source_pk(t) for t in SQL17 if t.name.startswith("subquery_")]  # semi / anti joins
 
 TEMPLATES: tuple[Template, ...] = tuple(
     CALC

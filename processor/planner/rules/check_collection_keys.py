@@ -1,12 +1,13 @@
 """Refuse, at plan time, keys the runtime cannot hash yet: an ARRAY, MAP or MULTISET value
-(also inside a ROW) as a group key (GROUP BY, SELECT DISTINCT, UNION), a join key or a Top-N
-partition key. Elements and fields of such values (``arr[1]``, ``r.f``) are fine keys."""
+(also inside a ROW) as a window aggregate's group key, a join key or a Top-N partition key
+(a GroupAggregate groups them by content: runtime/collection_keys.py). Elements and fields of such values (``arr[1]``, ``r.f``) are fine keys."""
 
 from __future__ import annotations
 
 from deltaflow.formats.errors import SqlError
 from deltaflow.processor.exprs.nested import holds_collection
 from deltaflow.processor.planner import logical as L
+from deltaflow.processor.planner.semi_join import SemiJoin
 
 
 def check_collection_keys(sink: L.Sink, settings: dict[str, str]) -> L.Sink:
@@ -31,9 +32,13 @@ def check_collection_keys(sink: L.Sink, settings: dict[str, str]) -> L.Sink:
 
 
 def _keys(node: L.LNode) -> list[tuple[int, tuple[int, ...], str]]:
-    if isinstance(node, L.Aggregate | L.WindowAggregate):
-        return [(0, node.group_keys, "group key")]
-    if isinstance(node, L.Join):
+    if (
+        isinstance(node, L.WindowAggregate)
+        or isinstance(node, L.Aggregate)
+        and type(node) is not L.Aggregate
+    ):
+        return [(0, node.group_keys, "group key")]  # a GroupAggregate groups them by content
+    if isinstance(node, L.Join | SemiJoin):
         return [(0, node.left_keys, "join key"), (1, node.right_keys, "join key")]
     if isinstance(node, L.Rank):
         return [(0, node.partition_keys, "partition key")]

@@ -24,6 +24,7 @@ from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.binder import and_all, conjuncts_of
 from deltaflow.processor.planner.rules.expr_join_keys import key_join, split_key_equalities
 from deltaflow.processor.planner.rules.merge_calcs import substitute
+from deltaflow.processor.planner.semi_join import SemiJoin
 
 
 def push_filters(node: L.LNode, settings: dict[str, str]) -> L.LNode:
@@ -36,6 +37,8 @@ def _push(node: L.LNode, preds: list[Expr]) -> L.LNode:
         return _push_calc(node, preds)
     if type(node) is L.Join:
         return _push_join(node, preds)
+    if isinstance(node, SemiJoin):
+        return _push_semi(node, preds)
     node = L.with_inputs(node, [_push(c, []) for c in node.inputs])
     return _filter(node, preds)
 
@@ -58,7 +61,7 @@ def _push_calc(calc: L.Calc, preds: list[Expr]) -> L.LNode:
     for c in conjuncts_of(calc.condition):
         (down if _deterministic(c) else stay).append(c)
     below = calc.inputs[0]
-    if isinstance(below, L.Calc | L.Join) and below.inputs:
+    if isinstance(below, L.Calc | L.Join | SemiJoin) and below.inputs:
         calc.inputs = [_push(below, down)]
         calc.condition = and_all(stay)
     else:
@@ -114,6 +117,29 @@ def _push_join(join: L.Join, preds: list[Expr]) -> L.LNode:
         _push(join.inputs[1], [shift(c, -width) for c in sides[1]]),
     ]
     return _filter(key_join(join, pairs) if pairs else join, above)
+
+
+def _push_semi(join: SemiJoin, preds: list[Expr]) -> L.LNode:
+    """A semi / anti join's output is its left rows: conjuncts over it filter the left input.
+    Of its condition, a conjunct over right columns alone filters the right input (it only
+    narrows the matches), one over left columns alone the left input of a semi join.
+    The join is copied first (rules copy what they change)."""
+    join = copy.copy(join)
+    width = len(join.inputs[0].fields)
+    above = [c for c in preds if not _deterministic(c)]
+    sides: tuple[list[Expr], list[Expr]] = ([c for c in preds if _deterministic(c)], [])
+    on: list[Expr] = []
+    for c in conjuncts_of(join.condition):
+        side = _side(c, width)
+        if side == 1 and _deterministic(c):
+            sides[1].append(shift(c, -width))
+        elif side == 0 and not join.anti and _deterministic(c):
+            sides[0].append(c)
+        else:
+            on.append(c)
+    join.condition = and_all(on)
+    join.inputs = [_push(join.inputs[0], sides[0]), _push(join.inputs[1], sides[1])]
+    return _filter(join, above)
 
 
 def _derived_side_filters(cond: Expr, width: int) -> list[tuple[int, Expr]]:

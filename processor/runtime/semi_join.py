@@ -1,0 +1,182 @@
+"""Semi and anti joins: Flink's StreamingSemiAntiJoinOperator, on batches.
+
+Each side keeps, per join key, its distinct rows with a count of copies; a left row also
+keeps how many right rows match it (its associations). The rules, for every change in
+order, as Flink's operator:
+
+- a left change is emitted with its own kind when it matches (semi) or matches nothing
+  (anti), counted against the right rows of its key; the row is then entered (or
+  removed) with that count;
+- a right addition raises the count of every left row it matches; a left row going from
+  0 to 1 is emitted once per copy: semi with the addition's kind (+I/+U), anti as -D;
+- a right retraction lowers the counts; a left row going from 1 to 0 is emitted once per
+  copy: semi with the retraction's kind (-U/-D), anti as +I.
+
+The non-equi ``condition`` filters the pairs; a key column matches NULL to NULL only when
+``null_safe`` says so, else a row with a NULL key matches nothing and is not kept (no
+right row can ever match it, and its retraction is decided the same way). State is read
+once per distinct key of the batch and written once per touched key, as
+``[(row, copies, associations), ...]`` (typed when the row's columns allow it).
+"""
+
+from __future__ import annotations
+
+from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
+from deltaflow.processor.exprs.compile import compile_predicate
+from deltaflow.processor.plan import SemiJoin
+from deltaflow.processor.runtime.base import (
+    Operator,
+    StateKeys,
+    key_getter,
+    row_freezer,
+    row_shape,
+)
+from deltaflow.state.values import TypedValues
+
+
+def _table(backend, name: str, types: list):  # noqa: ANN001, ANN202
+    shape = row_shape(types)
+    if shape is None:
+        return backend.table(name)
+    return backend.table(name, TypedValues(list[tuple[shape, int, int]]))  # type: ignore[valid-type]
+
+
+class _Side:
+    """One input's rows by join key: key -> {entry: [copies, associations, row]}, the
+    entry being the row (made hashable when it holds ARRAY/MAP values)."""
+
+    def __init__(self, table, types: list) -> None:  # noqa: ANN001
+        self.table = table
+        self.freeze = row_freezer(types)
+        self.loaded: dict[tuple, dict[object, list]] = {}
+        self.dirty: set[tuple] = set()
+
+    def load(self, encoded: dict[tuple, bytes]) -> None:
+        keys = list(encoded)
+        stored = self.table.get_many_encoded([encoded[k] for k in keys])
+        freeze = self.freeze
+        for key, raw in zip(keys, stored, strict=True):
+            if not raw:
+                self.loaded[key] = {}
+            elif freeze is None:
+                self.loaded[key] = {r: [n, m, r] for r, n, m in raw}
+            else:
+                self.loaded[key] = {freeze(r): [n, m, r] for r, n, m in raw}
+
+    def entry(self, row: tuple) -> object:
+        return row if self.freeze is None else self.freeze(row)
+
+    def store(self, encoded: dict[tuple, bytes]) -> None:
+        for key in self.dirty:
+            entries = self.loaded[key]
+            if entries:
+                self.table.put_encoded(encoded[key], [(r, n, m) for n, m, r in entries.values()])
+            else:
+                self.table.delete_encoded(encoded[key])
+        self.dirty.clear()
+        self.loaded.clear()
+
+
+class SemiJoinOperator(Operator):
+    def __init__(self, node: SemiJoin, backend, ctx) -> None:  # noqa: ANN001
+        self.node = node
+        self.anti = node.anti
+        prefix = f"{node.node_id}:SemiJoin"
+        left, right = node.inputs[0].types, node.inputs[1].types
+        self.sides = (
+            _Side(_table(backend, f"{prefix}:left", left), left),
+            _Side(_table(backend, f"{prefix}:right", right), right),
+        )
+        self.key_of = (key_getter(node.left_keys), key_getter(node.right_keys))
+        strict = [i for i, safe in enumerate(node.null_safe) if not safe]
+        self.strict = key_getter(tuple(strict)) if strict else None
+        self.condition = None
+        if node.condition is not None:
+            self.condition = compile_predicate(node.condition, ctx.eval_context())
+        self.state_keys = StateKeys()
+
+    def process(self, batch: Batch, port: int = 0) -> Batch:
+        if not batch:
+            return Batch()
+        keys = list(map(self.key_of[port], batch.rows))
+        strict = self.strict
+        live = [strict is None or None not in strict(k) for k in keys]
+        encoded = self.state_keys.of([k for k, ok in zip(keys, live, strict=True) if ok])
+        left, right = self.sides
+        left.load(encoded)
+        right.load(encoded)
+        out = Batch()
+        step = self._left if port == 0 else self._right
+        for kind, row, key, ok in zip(batch.kinds, batch.rows, keys, live, strict=True):
+            step(out, kind, row, key if ok else None)
+        left.store(encoded)
+        right.store(encoded)
+        return out
+
+    def _left(self, out: Batch, kind: int, row: tuple, key: tuple | None) -> None:
+        if key is None:  # a NULL key matches nothing
+            if self.anti:
+                out.append(kind, row)
+            return
+        cond = self.condition
+        matched = 0
+        for n, _, r in self.sides[1].loaded[key].values():
+            if cond is None or cond(row + r):
+                matched += n
+        if (matched > 0) != self.anti:
+            out.append(kind, row)
+        mine = self.sides[0]
+        entries = mine.loaded[key]
+        ek = mine.entry(row)
+        entry = entries.get(ek)
+        mine.dirty.add(key)
+        if ADDS[kind]:
+            if entry is None:
+                entries[ek] = [1, matched, row]
+            else:
+                entry[0] += 1
+        elif entry is not None:
+            if entry[0] <= 1:
+                del entries[ek]
+            else:
+                entry[0] -= 1
+
+    def _right(self, out: Batch, kind: int, row: tuple, key: tuple | None) -> None:
+        if key is None:
+            return
+        mine = self.sides[1]
+        entries = mine.loaded[key]
+        ek = mine.entry(row)
+        entry = entries.get(ek)
+        adds = ADDS[kind]
+        if adds:
+            if entry is None:
+                entries[ek] = [1, 0, row]
+            else:
+                entry[0] += 1
+        elif entry is None:
+            return  # a retraction of a row never added changes nothing
+        elif entry[0] <= 1:
+            del entries[ek]
+        else:
+            entry[0] -= 1
+        mine.dirty.add(key)
+        cond = self.condition
+        others = self.sides[0]
+        flipped = False
+        for e in others.loaded[key].values():
+            if cond is not None and not cond(e[2] + row):
+                continue
+            if adds:
+                e[1] += 1
+                turned = e[1] == 1
+            else:
+                e[1] -= 1
+                turned = e[1] == 0
+            flipped = True
+            if turned:
+                emit = (DELETE if adds else INSERT) if self.anti else kind
+                out.kinds.extend([emit] * e[0])
+                out.rows.extend([e[2]] * e[0])
+        if flipped:
+            others.dirty.add(key)
