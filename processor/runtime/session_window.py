@@ -70,10 +70,18 @@ class SessionWindowOperator(Operator):
         if end - 1 <= self.watermark:
             self.late_rows += 1
             return
-        rows = [r for s in hits for r in s[2]]
+        if not hits:
+            sessions.append([start, end, [[kind, row]]])
+            return
+        # the largest hit keeps its list and takes the others' rows: a hot key's long session
+        # grows by one row, not by a copy of all its rows
+        into = max(hits, key=lambda s: len(s[2]))
         for s in hits:
-            sessions.remove(s)
-        sessions.append([start, end, [*rows, [kind, row]]])
+            if s is not into:
+                into[2].extend(s[2])
+                sessions.remove(s)
+        into[0], into[1] = start, end
+        into[2].append([kind, row])
 
     def _store(self, key: tuple, sessions: list[list], before: set) -> None:
         after = {(s[1], s[0]) for s in sessions}
