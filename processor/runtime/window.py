@@ -39,6 +39,7 @@ from deltaflow.processor.runtime.base import (
     from_epoch_ms,
     key_getter,
 )
+from deltaflow.state.keys import decode_key, encode_key
 
 
 def check_window(spec: WindowSpec) -> None:
@@ -62,6 +63,14 @@ def windows_of(spec: WindowSpec, ts: int) -> list[tuple[int, int]]:
     start = ts - (ts - offset) % size
     first_end = ts - (ts - offset) % step + step
     return [(start, end) for end in range(first_end, start + size + 1, step)]
+
+
+def slice_ms(spec: WindowSpec) -> int:
+    """The length of the slices whose times all lie in the same windows (1 ms when the
+    window's size is not a multiple of its slide or step)."""
+    unit = {"TUMBLE": spec.size_ms, "HOP": spec.slide_ms, "CUMULATE": spec.step_ms}.get(spec.kind)
+    unit = unit or spec.size_ms
+    return unit if unit > 0 and spec.size_ms % unit == 0 else 1
 
 
 class _Zone:
@@ -107,31 +116,40 @@ class WindowAggOperator(Operator):
         self.clock = ctx.clock
         self.timed = node.window.proctime
         self.next_due = -(1 << 63)  # processing time: the earliest end - 1 of an open window
+        self.slice_ms = slice_ms(node.window)
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
             return Batch()
         if self.spec.proctime:
             return self._process_proctime(batch)
-        col = self.spec.time_column
+        col, zone, watermark = self.spec.time_column, self.zone, self.watermark
+        bounded = self.spec.start_column is not None  # over an earlier window's bounds
         touched: dict[tuple, list[tuple[int, tuple]]] = {}
+        open_of: dict[int, list[tuple[int, int]]] = {}  # per slice: its open windows
+        offset, unit = self.spec.offset_ms, self.slice_ms
+        key_of, late_rows = self.key_of, 0
         for kind, row in zip(batch.kinds, batch.rows, strict=True):
             value = row[col]
             if value is None:
                 continue  # Flink drops rows whose time attribute is NULL
-            ts = self.zone.local(epoch_ms(value))
-            key = self.key_of(row)
-            late = True
-            windows = (
-                self._bounds(row)
-                if self.spec.start_column is not None
-                else windows_of(self.spec, ts)
-            )
-            for start, end in windows:
-                if self.zone.utc(end) - 1 > self.watermark:  # still open
-                    touched.setdefault((end, start) + key, []).append((kind, row))
-                    late = False
-            self.late_rows += late
+            if bounded:
+                windows = [(e, s) for s, e in self._bounds(row) if zone.utc(e) - 1 > watermark]
+            else:
+                ts = zone.local(epoch_ms(value))
+                ts -= (ts - offset) % unit  # every time of a slice has the same windows
+                windows = open_of.get(ts)  # type: ignore[assignment]
+                if windows is None:
+                    windows = open_of[ts] = [
+                        (e, s) for s, e in windows_of(self.spec, ts) if zone.utc(e) - 1 > watermark
+                    ]
+            if not windows:
+                late_rows += 1
+                continue
+            key = key_of(row)
+            for window in windows:
+                touched.setdefault(window + key, []).append((kind, row))
+        self.late_rows += late_rows
         self._fold(touched)
         return Batch()
 
@@ -155,17 +173,18 @@ class WindowAggOperator(Operator):
         return [(epoch_ms(start), epoch_ms(end))]
 
     def _fold(self, touched: dict[tuple, list[tuple[int, tuple]]]) -> None:
-        aggs = self.aggs
+        aggs, live, state = self.aggs, self.live, self.state
+        accumulate, retract, init = aggs.accumulate, aggs.retract, aggs.init
         keys = list(touched)
-        live = self.live
-        for skey, raw in zip(keys, self.state.get_many(keys), strict=True):
-            acc = aggs.init() if raw is None else raw if live else aggs.load(raw)
+        encoded = [encode_key(k) for k in keys]  # once: read and written by these bytes
+        for kb, skey, raw in zip(encoded, keys, state.get_many_encoded(encoded), strict=True):
+            acc = init() if raw is None else raw if live else aggs.load(raw)
             for kind, row in touched[skey]:
                 if ADDS[kind]:
-                    aggs.accumulate(acc, row)
+                    accumulate(acc, row)
                 else:
-                    aggs.retract(acc, row)
-            self.state.put(skey, acc if live else aggs.dump(acc))
+                    retract(acc, row)
+            state.put_encoded(kb, acc if live else aggs.dump(acc))
 
     def on_watermark(self, watermark: int) -> Batch:
         if watermark <= self.watermark or self.spec.proctime:
@@ -188,11 +207,12 @@ class WindowAggOperator(Operator):
         """Emits and forgets every window whose end - 1 is at or before ``limit``."""
         out = Batch()
         fired = []
-        for skey, raw in self.state.scan_prefix(()):
+        for kb, raw in self.state.scan_encoded(b""):
+            skey = decode_key(kb)
             end, start = skey[0], skey[1]
             if self.zone.utc(end) - 1 > limit:
                 break
-            fired.append(skey)
+            fired.append(kb)
             acc = raw if self.live else self.aggs.load(raw)
             if acc[0] <= 0:
                 continue  # every row of the window was retracted
@@ -208,6 +228,6 @@ class WindowAggOperator(Operator):
                 + self.aggs.values(acc)
                 + (from_epoch_ms(start, aware=False), from_epoch_ms(end, aware=False), window_time),
             )
-        for skey in fired:
-            self.state.delete(skey)
+        for kb in fired:
+            self.state.delete_encoded(kb)
         return out
