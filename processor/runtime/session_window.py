@@ -20,6 +20,8 @@ from deltaflow.processor.runtime.aggs import Aggregates
 from deltaflow.processor.runtime.base import Operator, epoch_ms, from_epoch_ms, key_getter
 from deltaflow.processor.runtime.window import WindowAggOperator
 
+KEEP_KEYS = 50_000  # committed session lists kept decoded
+
 
 def window_operator(node: WindowAggregate, backend, ctx) -> Operator:
     """The operator of a window aggregate: session windows merge, the others slice."""
@@ -36,7 +38,8 @@ class SessionWindowOperator(Operator):
         self.key_of = key_getter(node.group_keys if keys is None else keys)
         self.aggs = Aggregates(node.aggs, node.inputs[0].types) if aggs else None
         name = f"{node.node_id}:SessionWindow"
-        self.sessions = backend.table(f"{name}:sessions")
+        # kept decoded across commits: a long session is not read and decoded again per batch
+        self.sessions = backend.table(f"{name}:sessions", keep=KEEP_KEYS)
         self.fire = backend.table(f"{name}:fire")
         self.progress = backend.table(f"{name}:watermark")
         stored = self.progress.get(("watermark",))
@@ -64,9 +67,11 @@ class SessionWindowOperator(Operator):
     def _place(self, sessions: list[list], ts: int, kind: int, row: tuple) -> None:
         """Merges ``[ts, ts + gap)`` with the sessions it overlaps (or drops it as late)."""
         start, end = ts, ts + self.gap
-        hits = [s for s in sessions if s[0] < end and start < s[1]]
-        for s in hits:
-            start, end = min(start, s[0]), max(end, s[1])
+        hits = []
+        for s in sessions:
+            if s[0] < end and start < s[1]:
+                hits.append(s)
+                start, end = min(start, s[0]), max(end, s[1])
         if end - 1 <= self.watermark:
             self.late_rows += 1
             return
@@ -75,7 +80,7 @@ class SessionWindowOperator(Operator):
             return
         # the largest hit keeps its list and takes the others' rows: a hot key's long session
         # grows by one row, not by a copy of all its rows
-        into = max(hits, key=lambda s: len(s[2]))
+        into = hits[0] if len(hits) == 1 else max(hits, key=lambda s: len(s[2]))
         for s in hits:
             if s is not into:
                 into[2].extend(s[2])
