@@ -207,27 +207,31 @@ class WindowAggOperator(Operator):
         """Emits and forgets every window whose end - 1 is at or before ``limit``."""
         out = Batch()
         fired = []
+        bounds: dict[tuple[int, int], tuple] = {}  # per window: its three output columns
+        values, live, load = self.aggs.values, self.live, self.aggs.load
         for kb, raw in self.state.scan_encoded(b""):
             skey = decode_key(kb)
-            end, start = skey[0], skey[1]
-            if self.zone.utc(end) - 1 > limit:
-                break
+            window = skey[0], skey[1]
+            columns = bounds.get(window)
+            if columns is None:
+                if self.zone.utc(window[0]) - 1 > limit:
+                    break
+                columns = bounds[window] = self._bounds_of(window[1], window[0], fired_at)
             fired.append(kb)
-            acc = raw if self.live else self.aggs.load(raw)
+            acc = raw if live else load(raw)
             if acc[0] <= 0:
                 continue  # every row of the window was retracted
-            if fired_at is not None:
-                window_time = from_epoch_ms(fired_at, aware=True)
-            elif self.ltz:
-                window_time = from_epoch_ms(self.zone.utc(end) - 1, aware=True)
-            else:
-                window_time = from_epoch_ms(end - 1, aware=False)
-            out.append(
-                INSERT,
-                skey[2:]
-                + self.aggs.values(acc)
-                + (from_epoch_ms(start, aware=False), from_epoch_ms(end, aware=False), window_time),
-            )
+            out.append(INSERT, skey[2:] + values(acc) + columns)
         for kb in fired:
             self.state.delete_encoded(kb)
         return out
+
+    def _bounds_of(self, start: int, end: int, fired_at: int | None) -> tuple:
+        """window_start, window_end and window_time of a firing window."""
+        if fired_at is not None:
+            window_time = from_epoch_ms(fired_at, aware=True)
+        elif self.ltz:
+            window_time = from_epoch_ms(self.zone.utc(end) - 1, aware=True)
+        else:
+            window_time = from_epoch_ms(end - 1, aware=False)
+        return (from_epoch_ms(start, aware=False), from_epoch_ms(end, aware=False), window_time)
