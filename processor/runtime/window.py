@@ -73,6 +73,17 @@ def slice_ms(spec: WindowSpec) -> int:
     return unit if unit > 0 and spec.size_ms % unit == 0 else 1
 
 
+def any_order(calls: tuple, arg_types: list) -> bool:
+    """Whether folding the rows of a window in any order gives the same results: COUNT,
+    and SUM, AVG, MIN, MAX of exact types (a float sum depends on the order; NaN's order)."""
+    exact = ("COUNT", "SUM", "SUM0", "AVG", "MIN", "MAX")
+    return all(
+        call.function == "COUNT"
+        or (call.function in exact and t is not None and t.root not in ("FLOAT", "DOUBLE"))
+        for call, t in zip(calls, arg_types, strict=True)
+    )
+
+
 class _Zone:
     """Shifts epoch ms into the session time zone (for TIMESTAMP_LTZ windows) and back."""
 
@@ -117,6 +128,7 @@ class WindowAggOperator(Operator):
         self.timed = node.window.proctime
         self.next_due = -(1 << 63)  # processing time: the earliest end - 1 of an open window
         self.slice_ms = slice_ms(node.window)
+        self.any_order = any_order(node.aggs, self.aggs.arg_types)
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
@@ -129,6 +141,8 @@ class WindowAggOperator(Operator):
         open_of: dict[int, list[tuple[int, int]]] = {}  # per slice: its open windows
         offset, unit = self.spec.offset_ms, self.slice_ms
         key_of, late_rows = self.key_of, 0
+        # rows grouped per slice and key first when the fold's order cannot change the results
+        slices: dict[tuple, list] | None = {} if self.any_order and not bounded else None
         for kind, row in zip(batch.kinds, batch.rows, strict=True):
             value = row[col]
             if value is None:
@@ -147,9 +161,16 @@ class WindowAggOperator(Operator):
                 late_rows += 1
                 continue
             key = key_of(row)
+            if slices is not None:
+                slices.setdefault((ts, *key), []).append((kind, row))
+                continue
             for window in windows:
                 touched.setdefault(window + key, []).append((kind, row))
         self.late_rows += late_rows
+        for skey, rows in (slices or {}).items():  # each slice's rows into its windows at once
+            key = skey[1:]
+            for window in open_of[skey[0]]:
+                touched.setdefault(window + key, []).extend(rows)
         self._fold(touched)
         return Batch()
 
