@@ -23,8 +23,10 @@ the general path (``Sum.value``: quantize HALF_UP), as before.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
+from deltaflow.formats.changelog import ADDS
 from deltaflow.formats.generated import define
 from deltaflow.formats.types import DECIMAL, INT_BITS, INTEGER_ROOTS, DataType
 from deltaflow.processor.plan import AggCall
@@ -153,6 +155,15 @@ class Aggregates:
             "fold",
             part="retract",
         )
+
+    @functools.cached_property
+    def fold_pairs(self) -> Callable[[list, list], None]:
+        """Folds a list of ``(kind, row)`` into ``acc`` in order, the per-row statements
+        inlined in one loop (a window's or session's rows at once)."""
+        lines = ["def fold_pairs(acc, pairs):", "    for kind, row in pairs:",
+                 "        if ADDS[kind]:", *self.fold_lines(False, " " * 12, "acc", "row"),
+                 "        else:", *self.fold_lines(True, " " * 12, "acc", "row")]  # fmt: skip
+        return self.build(lines, "fold_pairs", {"ADDS": ADDS})  # type: ignore[no-any-return]
 
     def build(
         self, lines: list[str], name: str, extra: dict[str, object] | None = None, part: str = ""

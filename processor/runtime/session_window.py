@@ -14,7 +14,7 @@ LISTAGG with retraction do not have), and a fire index ``(end, *key, start) -> 1
 
 from __future__ import annotations
 
-from deltaflow.formats.changelog import ADDS, INSERT, Batch
+from deltaflow.formats.changelog import INSERT, Batch
 from deltaflow.processor.plan import WindowAggregate
 from deltaflow.processor.runtime.aggs import Aggregates
 from deltaflow.processor.runtime.base import Operator, epoch_ms, from_epoch_ms, key_getter
@@ -133,11 +133,7 @@ class SessionWindowOperator(Operator):
         aggs = self.aggs
         assert aggs is not None  # a session window with aggregates
         acc = aggs.init()
-        for kind, row in rows:
-            if ADDS[kind]:
-                aggs.accumulate(acc, row)
-            else:
-                aggs.retract(acc, row)
+        aggs.fold_pairs(acc, rows)
         if acc[0] <= 0:
             return  # every row of the session was retracted
         bounds = (

@@ -28,7 +28,7 @@ from __future__ import annotations
 import datetime as dt
 from zoneinfo import ZoneInfo
 
-from deltaflow.formats.changelog import ADDS, INSERT, Batch
+from deltaflow.formats.changelog import INSERT, Batch
 from deltaflow.formats.errors import PlanError
 from deltaflow.processor.plan import WindowAggregate, WindowSpec
 from deltaflow.processor.runtime.aggs import Aggregates, LiveAccs
@@ -195,16 +195,12 @@ class WindowAggOperator(Operator):
 
     def _fold(self, touched: dict[tuple, list[tuple[int, tuple]]]) -> None:
         aggs, live, state = self.aggs, self.live, self.state
-        accumulate, retract, init = aggs.accumulate, aggs.retract, aggs.init
+        fold, init = aggs.fold_pairs, aggs.init
         keys = list(touched)
         encoded = [encode_key(k) for k in keys]  # once: read and written by these bytes
         for kb, skey, raw in zip(encoded, keys, state.get_many_encoded(encoded), strict=True):
             acc = init() if raw is None else raw if live else aggs.load(raw)
-            for kind, row in touched[skey]:
-                if ADDS[kind]:
-                    accumulate(acc, row)
-                else:
-                    retract(acc, row)
+            fold(acc, touched[skey])
             state.put_encoded(kb, acc if live else aggs.dump(acc))
 
     def on_watermark(self, watermark: int) -> Batch:
