@@ -20,6 +20,7 @@ from deltaflow.connectors.layout import Layout, assemble_rows, decode_with_origi
 from deltaflow.connectors.options import TableOptions
 from deltaflow.connectors.patience import InFlight
 from deltaflow.formats.changelog import Batch, RawBatch, RowKind
+from deltaflow.formats.spec import Decoder
 
 CLOSE_WAIT_S = 3.0  # the last group offset commit and the consumer's close, at most
 # Turns one partition's decoded rows into the table's rows (upsert-kafka replaces it).
@@ -140,7 +141,20 @@ class KafkaSource(SettledBounds):
     def filtered(self) -> int:
         """Row images the value format's pre-filter dropped so far (``TableSpec.prefilter``):
         changes read but never built into rows."""
-        return getattr(self.value_decoder, "filtered", 0)
+        return self.value_decoder.filtered
+
+    @property
+    def skipped(self) -> int:
+        """Unreadable records the key and value formats skipped (ignore-parse-errors)."""
+        return sum(d.skipped for d in self._decoders())
+
+    @property
+    def logical_messages(self) -> int:
+        """Debezium logical decoding messages (op "m", no row change) skipped so far."""
+        return sum(d.logical_messages for d in self._decoders())
+
+    def _decoders(self) -> list[Decoder]:
+        return [d for d in (self.value_decoder, self.key_decoder) if d is not None]
 
     def partition_states(self) -> tuple[list[tuple[str, int]], set[tuple[str, int]]]:
         """The assigned partitions, and those finished (at the end of a bounded read)."""
