@@ -6,7 +6,6 @@ order) and decoded once per batch. Positions are the next offset per partition.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 
@@ -20,7 +19,6 @@ from deltaflow.connectors.layout import Layout, assemble_rows, decode_with_origi
 from deltaflow.connectors.options import TableOptions
 from deltaflow.connectors.patience import InFlight
 from deltaflow.formats.changelog import Batch, RawBatch, RowKind
-from deltaflow.formats.spec import Decoder
 
 CLOSE_WAIT_S = 3.0  # the last group offset commit and the consumer's close, at most
 # Turns one partition's decoded rows into the table's rows (upsert-kafka replaces it).
@@ -40,7 +38,7 @@ class KafkaSource(SettledBounds):
         if bool(topics) == bool(pattern):
             raise opts.error("set exactly one of option 'topic' or 'topic-pattern'")
         self.topics = [t.strip() for t in topics.split(";") if t.strip()] if topics else []
-        self.pattern = _compile_pattern(opts, pattern) if pattern else None
+        self.pattern = opts.regex("topic-pattern")
         # as Flink: a group's offsets are committed on checkpoints unless switched off
         commit = opts.boolean("properties.commit.offsets.on.checkpoint", True)
         self.commit = bool(conf.get("group.id")) and commit
@@ -144,17 +142,13 @@ class KafkaSource(SettledBounds):
         return self.value_decoder.filtered
 
     @property
-    def skipped(self) -> int:
-        """Unreadable records the key and value formats skipped (ignore-parse-errors)."""
-        return sum(d.skipped for d in self._decoders())
+    def skipped(self) -> int:  # the key and value formats' skipped records (``Source``)
+        return self.value_decoder.skipped + (self.key_decoder.skipped if self.key_decoder else 0)
 
     @property
-    def logical_messages(self) -> int:
-        """Debezium logical decoding messages (op "m", no row change) skipped so far."""
-        return sum(d.logical_messages for d in self._decoders())
-
-    def _decoders(self) -> list[Decoder]:
-        return [d for d in (self.value_decoder, self.key_decoder) if d is not None]
+    def logical_messages(self) -> int:  # Debezium's op "m" skipped (``Source``)
+        key = self.key_decoder.logical_messages if self.key_decoder else 0
+        return self.value_decoder.logical_messages + key
 
     def partition_states(self) -> tuple[list[tuple[str, int]], set[tuple[str, int]]]:
         """The assigned partitions, and those finished (at the end of a bounded read)."""
@@ -400,12 +394,3 @@ def _offsets(msgs: list) -> list[int]:
     if last - first + 1 == len(msgs):
         return list(range(first, last + 1))
     return list(map(_offset, msgs))
-
-
-def _compile_pattern(opts: TableOptions, text: str) -> re.Pattern:
-    try:
-        return re.compile(text)
-    except re.error as err:
-        raise opts.error(
-            f"option 'topic-pattern' = '{text}' is not a valid regular expression: {err}"
-        ) from None
