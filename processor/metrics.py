@@ -135,17 +135,6 @@ def _state_samples(job) -> list[Sample]:
     ]
 
 
-def late_records(job) -> list[str]:
-    """Rows event-time operators (window aggregates, interval joins) found behind the
-    watermark and dropped (Flink's numLateRecordsDropped), per operator."""
-    counted = [(nid, op) for nid, op in job.graph.ops.items() if op.late_rows is not None]
-    return ["# TYPE deltaflow_late_records_dropped_total counter"] + [
-        f'deltaflow_late_records_dropped_total{{node="{nid}",operator="{type(op).__name__}"}} '
-        f"{op.late_rows}"
-        for nid, op in counted
-    ]
-
-
 def serve_metrics(job, port: int) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
