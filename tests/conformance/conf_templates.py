@@ -798,6 +798,12 @@ TIME2 = [
       "WHERE L.window_start = R.window_start AND L.window_end = R.window_end AND L.product = R.product "
       "AND R.amt > L.amt)",
       ["id INT", "amt DECIMAL(10, 2)"], **_APPEND),
+    T("window_semi_join_over_window_agg", "window",
+      "SELECT L.id, L.cust FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) L "
+      "WHERE L.cust IN (SELECT R.cust FROM (SELECT cust, window_start, window_end, COUNT(*) AS n FROM "
+      "TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY cust, window_start, window_end) R "
+      "WHERE L.window_start = R.window_start AND L.window_end = R.window_end AND R.n > 1)",
+      ["id INT", "cust INT"], **_APPEND),
 ]
 
 # Late data (issue 18 item 5): a watermark after every row, so the rows the histories put up to
