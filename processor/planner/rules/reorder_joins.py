@@ -24,6 +24,7 @@ from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.binder import and_all, conjuncts_of
 from deltaflow.processor.planner.rules.merge_calcs import substitute
 from deltaflow.processor.planner.rules.push_filters import deterministic, factor_or
+from deltaflow.processor.planner.semi_join import SemiJoin
 
 
 def reorder_joins(node: L.LNode, settings: dict[str, str]) -> L.LNode:
@@ -49,8 +50,9 @@ def _walk(node: L.LNode, done: dict[int, L.LNode]) -> L.LNode:
 
 def _under_where(node: L.LNode, where: list[Expr], done: dict[int, L.LNode]) -> L.LNode:
     """``node`` walked under a WHERE: its conjuncts count for a chain at ``node`` or under
-    the preserved side of LEFT joins (where push_filters takes those over that side; TPC-H
-    Q2's scalar subquery is a LEFT join above the FROM's chain)."""
+    the preserved side of LEFT joins and the left side of semi / anti joins (where
+    push_filters takes those over that side; TPC-H Q2's scalar subquery is a LEFT join above
+    the FROM's chain)."""
     if _is_inner(node):
         return _reorder(node, where, done)  # type: ignore[arg-type]
     if type(node) is L.Join and node.join_type == "LEFT":  # type: ignore[attr-defined]
@@ -58,6 +60,10 @@ def _under_where(node: L.LNode, where: list[Expr], done: dict[int, L.LNode]) -> 
         left = [c for c in where if input_refs(c) and max(input_refs(c)) < width]
         return L.with_inputs(
             node, [_under_where(node.inputs[0], left, done), _walk(node.inputs[1], done)]
+        )
+    if isinstance(node, SemiJoin):  # its rows are its left input's
+        return L.with_inputs(
+            node, [_under_where(node.inputs[0], where, done), _walk(node.inputs[1], done)]
         )
     return _walk(node, done)
 

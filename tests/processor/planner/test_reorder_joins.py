@@ -129,3 +129,12 @@ def test_the_reordered_plan_gives_the_written_querys_rows_in_its_column_order(ba
         (1, 10, 0, 4, 0, 7, 6, 10, 7),
         (2, 20, 0, 5, 0, 8, 7, 20, 8),
     ]
+
+
+def test_a_chain_under_an_in_subquery_is_reordered_by_the_outer_where() -> None:
+    sql = CDC + SINK + (
+        "INSERT INTO r SELECT * FROM a, b, c WHERE a_x = c_x AND b_y = c_y"
+        " AND a_id IN (SELECT c_id FROM c);"
+    )
+    conds, warned = _joins(sql)
+    assert conds == ["=(c_y, b_y)", "=(a_x, c_x)"] and warned == []
