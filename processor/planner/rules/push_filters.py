@@ -53,13 +53,13 @@ def _push_calc(calc: L.Calc, preds: list[Expr]) -> L.LNode:
     keep: list[Expr] = []
     down: list[Expr] = []
     for c in preds:
-        if all(deterministic(calc.projection[i]) for i in input_refs(c)):
+        if all(_deterministic(calc.projection[i]) for i in input_refs(c)):
             down.append(substitute(c, calc.projection))
         else:
             keep.append(c)
     stay: list[Expr] = []
     for c in conjuncts_of(calc.condition):
-        (down if deterministic(c) else stay).append(c)
+        (down if _deterministic(c) else stay).append(c)
     below = calc.inputs[0]
     if isinstance(below, L.Calc | L.Join | SemiJoin) and below.inputs:
         calc.inputs = [_push(below, down)]
@@ -88,7 +88,7 @@ def _push_join(join: L.Join, preds: list[Expr]) -> L.LNode:
     jt = join.join_type
     for c in where:
         side = _side(c, width)
-        if side is None or not deterministic(c):
+        if side is None or not _deterministic(c):
             above.append(c)
         elif side == 0 and jt in ("INNER", "LEFT") or side == 1 and jt in ("INNER", "RIGHT"):
             sides[side].append(c)
@@ -98,9 +98,9 @@ def _push_join(join: L.Join, preds: list[Expr]) -> L.LNode:
             above.append(c)
     for c in (x for on_c in conjuncts_of(join.condition) for x in factor_or(on_c)):
         side = _side(c, width)
-        if side == 0 and jt in ("INNER", "RIGHT") and deterministic(c):
+        if side == 0 and jt in ("INNER", "RIGHT") and _deterministic(c):
             sides[0].append(c)
-        elif side == 1 and jt in ("INNER", "LEFT") and deterministic(c):
+        elif side == 1 and jt in ("INNER", "LEFT") and _deterministic(c):
             sides[1].append(c)
         else:
             on.append(c)
@@ -109,7 +109,7 @@ def _push_join(join: L.Join, preds: list[Expr]) -> L.LNode:
             for side, derived in _derived_side_filters(c, width):
                 sides[side].append(derived)
     join.condition = None
-    pairs, on = split_key_equalities(_dedupe(on), width, deterministic)
+    pairs, on = split_key_equalities(_dedupe(on), width, _deterministic)
     for c in on:
         _into_join(join, c, width)
     join.inputs = [
@@ -126,14 +126,14 @@ def _push_semi(join: SemiJoin, preds: list[Expr]) -> L.LNode:
     The join is copied first (rules copy what they change)."""
     join = copy.copy(join)
     width = len(join.inputs[0].fields)
-    above = [c for c in preds if not deterministic(c)]
-    sides: tuple[list[Expr], list[Expr]] = ([c for c in preds if deterministic(c)], [])
+    above = [c for c in preds if not _deterministic(c)]
+    sides: tuple[list[Expr], list[Expr]] = ([c for c in preds if _deterministic(c)], [])
     on: list[Expr] = []
     for c in conjuncts_of(join.condition):
         side = _side(c, width)
-        if side == 1 and deterministic(c):
+        if side == 1 and _deterministic(c):
             sides[1].append(shift(c, -width))
-        elif side == 0 and not join.anti and deterministic(c):
+        elif side == 0 and not join.anti and _deterministic(c):
             sides[0].append(c)
         else:
             on.append(c)
@@ -146,7 +146,7 @@ def _derived_side_filters(cond: Expr, width: int) -> list[tuple[int, Expr]]:
     """For a two-sided OR in an inner join's condition, a filter on each side implied by it
     (Flink's JoinDependentConditionDerivationRule): when every branch holds conjuncts on that
     side alone, their OR over the branches. The join keeps the whole OR."""
-    if not (isinstance(cond, Call) and cond.op == "OR" and deterministic(cond)):
+    if not (isinstance(cond, Call) and cond.op == "OR" and _deterministic(cond)):
         return []
     branches = [conjuncts_of(b) for b in _disjuncts(cond)]
     out = []
@@ -216,7 +216,7 @@ def factor_or(cond: Expr) -> list[Expr]:
         return [cond]
     branches = [[_canonical(c) for c in conjuncts_of(b)] for b in _disjuncts(cond)]
     common = [c for c in branches[0] if all(c in b for b in branches[1:])]
-    if not common or not all(deterministic(c) for c in common):
+    if not common or not all(_deterministic(c) for c in common):
         return [cond]
     rests = [[c for c in b if c not in common] for b in branches]
     if any(not r for r in rests):
@@ -284,9 +284,14 @@ def shift(expr: Expr, delta: int) -> Expr:
     return expr
 
 
-def deterministic(expr: Expr) -> bool:
+def _deterministic(expr: Expr) -> bool:
     if isinstance(expr, Call) and not is_deterministic(expr.op):
         return False
     if isinstance(expr, UdfCall) and not expr.deterministic:
         return False
-    return all(deterministic(c) for c in children(expr))
+    return all(_deterministic(c) for c in children(expr))
+
+
+def deterministic(expr: Expr) -> bool:
+    """``expr`` holds no non-deterministic function or UDF (such a conjunct stays where written)."""
+    return _deterministic(expr)
