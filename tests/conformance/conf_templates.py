@@ -447,6 +447,10 @@ JOIN_PUSH = [
       "SELECT o.id, o.qty, c.name FROM orders o LEFT JOIN customers c ON o.cust = c.cid AND o.qty > 1 "
       "AND c.tier > 0 WHERE o.amt IS NOT NULL",
       ["id INT", "qty INT", "name STRING"], tables=BOTH, compare="final", seeds=6),
+    T("join_commas_cross_order", "join",
+      "SELECT c.name, p.pid, o.id, o.qty FROM customers c, payments p, orders o "
+      "WHERE o.cust = c.cid AND p.oid = o.id",
+      ["name STRING", "pid INT", "id INT", "qty INT"], tables=THREE, compare="final", seeds=6),
     T("join_full_where_one_side", "join",
       "SELECT o.id, c.cid FROM orders o FULL JOIN customers c ON o.cust = c.cid WHERE o.qty > 1",
       ["id INT", "cid INT"], tables=BOTH, compare="final", seeds=6),
