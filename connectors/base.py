@@ -62,16 +62,24 @@ class TableSpec:
 class Source(Protocol):
     """A source partition set: opens at a position, polls batches, reports its position.
 
-    Two capabilities are optional; every source declares them (``LocalSource`` gives the
-    defaults of a source that has neither): ``filtered``, the changes its format's
-    pre-filter dropped so far (they count as read), and ``dead_letter_writer``, where
-    its unreadable records go (None: nowhere, the bad-input policy decides)."""
+    Some capabilities are optional; every source declares them (``LocalSource`` gives the
+    defaults of a source that has none): ``filtered``, the changes its format's
+    pre-filter dropped so far (they count as read); ``skipped``, the unreadable records
+    its formats skipped (ignore-parse-errors); ``logical_messages``, the Debezium
+    logical decoding messages (op "m") skipped; ``dead_letter_writer``, where its
+    unreadable records go (None: nowhere, the bad-input policy decides); and
+    ``partition_lag``, the records of each partition not read yet (None: no lag known)."""
 
     changelog_mode: frozenset[RowKind]
     dead_letter_writer: DeadLetterWriter | None
 
     @property
     def filtered(self) -> int: ...
+    @property
+    def skipped(self) -> int: ...
+    @property
+    def logical_messages(self) -> int: ...
+    def partition_lag(self) -> dict[tuple[str, int], int] | None: ...
 
     def open(self, resume: dict | None = None) -> None: ...
     def poll(self, max_records: int, timeout: float) -> Batch: ...
@@ -83,10 +91,15 @@ class Source(Protocol):
 
 class LocalSource:
     """The optional capabilities of ``Source`` for a source without them (no pre-filter
-    count, no dead-letter topic): the file and datagen sources."""
+    count, no skips reported, no dead-letter topic, no lag): the file and datagen sources."""
 
     filtered = 0
+    skipped = 0
+    logical_messages = 0
     dead_letter_writer: DeadLetterWriter | None = None
+
+    def partition_lag(self) -> dict[tuple[str, int], int] | None:
+        return None
 
 
 @runtime_checkable

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import KafkaException, TopicPartition
 
+from deltaflow.connectors.base import PartitionedSource
 from deltaflow.connectors.kafka_client import watermark_hints
 from deltaflow.connectors.kafka_ranges import note, out_of_range
 from deltaflow.connectors.options import TableOptions
@@ -280,7 +281,7 @@ def check_named_partitions(start: str | None, sources: list) -> None:
         return
     read: set = set()
     for source in sources:
-        if hasattr(source, "partition_states"):
+        if isinstance(source, PartitionedSource):
             read.update(source.partition_states()[0])
     named = [item.rsplit(":", 2)[:2] for item in start[len("offsets:") :].split(",")]
     missing = [f"{t}/{p}" for t, p in named if (t, int(p)) not in read]

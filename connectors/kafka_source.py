@@ -6,7 +6,6 @@ order) and decoded once per batch. Positions are the next offset per partition.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 
@@ -39,7 +38,7 @@ class KafkaSource(SettledBounds):
         if bool(topics) == bool(pattern):
             raise opts.error("set exactly one of option 'topic' or 'topic-pattern'")
         self.topics = [t.strip() for t in topics.split(";") if t.strip()] if topics else []
-        self.pattern = _compile_pattern(opts, pattern) if pattern else None
+        self.pattern = opts.regex("topic-pattern")
         # as Flink: a group's offsets are committed on checkpoints unless switched off
         commit = opts.boolean("properties.commit.offsets.on.checkpoint", True)
         self.commit = bool(conf.get("group.id")) and commit
@@ -140,7 +139,16 @@ class KafkaSource(SettledBounds):
     def filtered(self) -> int:
         """Row images the value format's pre-filter dropped so far (``TableSpec.prefilter``):
         changes read but never built into rows."""
-        return getattr(self.value_decoder, "filtered", 0)
+        return self.value_decoder.filtered
+
+    @property
+    def skipped(self) -> int:  # the key and value formats' skipped records (``Source``)
+        return self.value_decoder.skipped + (self.key_decoder.skipped if self.key_decoder else 0)
+
+    @property
+    def logical_messages(self) -> int:  # Debezium's op "m" skipped (``Source``)
+        key = self.key_decoder.logical_messages if self.key_decoder else 0
+        return self.value_decoder.logical_messages + key
 
     def partition_states(self) -> tuple[list[tuple[str, int]], set[tuple[str, int]]]:
         """The assigned partitions, and those finished (at the end of a bounded read)."""
@@ -386,12 +394,3 @@ def _offsets(msgs: list) -> list[int]:
     if last - first + 1 == len(msgs):
         return list(range(first, last + 1))
     return list(map(_offset, msgs))
-
-
-def _compile_pattern(opts: TableOptions, text: str) -> re.Pattern:
-    try:
-        return re.compile(text)
-    except re.error as err:
-        raise opts.error(
-            f"option 'topic-pattern' = '{text}' is not a valid regular expression: {err}"
-        ) from None

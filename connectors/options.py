@@ -108,6 +108,18 @@ class TableOptions:
             )
         return int(match.group(1)) * _UNITS_MS[match.group(2)]
 
+    def regex(self, key: str) -> re.Pattern | None:
+        """A regular-expression option compiled (None: not set)."""
+        text = self.get(key)
+        if not text:
+            return None
+        try:
+            return re.compile(text)
+        except re.error as err:
+            raise self.error(
+                f"option '{key}' = '{text}' is not a valid regular expression: {err}"
+            ) from None
+
     def with_prefix(self, prefix: str) -> dict[str, str]:
         """The options starting with ``prefix``, with the prefix stripped."""
         return {k[len(prefix) :]: v for k, v in self.options.items() if k.startswith(prefix)}

@@ -72,6 +72,20 @@ class TransactionStuck(ConnectorError):
         )
         self.reason = reason
 
+    def settled(self, pending: int | None, done: int) -> str:
+        """The line saying how the job settled the epoch in process: ``pending`` is the
+        epoch marked pending in state (None: none), ``done`` the epoch restored."""
+        if pending is None:
+            outcome = f"epoch {done + 1} was not checkpointed, redone from epoch {done}"
+        elif done == pending:
+            outcome = f"epoch {pending} was committed by the broker, kept"
+        else:
+            outcome = f"epoch {pending} was not committed, redone from epoch {done}"
+        return (
+            f"deltaflow: {self.reason}; replaced the transactional producer and settled "
+            f"the epoch in process: {outcome}"
+        )
+
 
 @dataclass(frozen=True)
 class TransactionRequest:

@@ -68,6 +68,8 @@ class RecordDecoder:
 
     changelog_mode: frozenset[RowKind] = frozenset({RowKind.INSERT})
     hint = "Fix the producer, or choose a bad-input policy of skip or dead-letter"
+    filtered = 0  # a decoder with a pre-filter counts the records it dropped
+    logical_messages = 0  # only Debezium has logical decoding messages
 
     def __init__(self, fmt: str, on_error: str) -> None:
         self.fmt = fmt

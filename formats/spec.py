@@ -44,7 +44,9 @@ class FormatSpec:
 
 class Decoder(Protocol):
     changelog_mode: frozenset[RowKind]
-    skipped: int
+    skipped: int  # unreadable records skipped (ignore-parse-errors)
+    filtered: int  # records the pre-filter dropped (never built into rows)
+    logical_messages: int  # Debezium logical decoding messages (op "m") skipped
     dead_letters: list[tuple[str, int, int, bytes | None, str]]
 
     def decode(self, raw: RawBatch) -> Batch: ...

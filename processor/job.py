@@ -22,7 +22,6 @@ from deltaflow.connectors import kafka_logs
 from deltaflow.connectors.base import (
     PartitionedSource,
     Sink,
-    Source,
     create_sink,
     create_source,
     for_new_run,
@@ -39,7 +38,7 @@ from deltaflow.processor import crash, progress
 from deltaflow.processor.brokers import BrokerWatch, cluster_configs
 from deltaflow.processor.collector import quiet_collector
 from deltaflow.processor.identity import bind_identity, bind_plan
-from deltaflow.processor.job_inputs import Inputs
+from deltaflow.processor.job_inputs import Inputs, install_checks
 from deltaflow.processor.job_tables import (
     LOOKUP_PREFIX,
     describe_plan,
@@ -48,8 +47,8 @@ from deltaflow.processor.job_tables import (
     sink_spec,
     source_spec,
 )
-from deltaflow.processor.plan import JobPlan, TableSourceScan
-from deltaflow.processor.runtime import key_presence, normalize_source
+from deltaflow.processor.plan import JobPlan
+from deltaflow.processor.runtime import key_presence
 from deltaflow.processor.settings import (
     broker_timeout_s,
     checkpoint_interval_s,
@@ -200,8 +199,8 @@ class Job:
             with for_node(scan):  # its decoders' generated code is named after it
                 source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
                 inputs.sources[scan.node_id] = source
-                self._route_dead_letters(source)
-                check = self._install_checks(source, scan, unknown_keys, not resume)
+                inputs.route_dead_letters(source, self._patience_for, self.txn)
+                check = install_checks(source, scan, self.state, unknown_keys, not resume)
             if check is not None:
                 inputs.presence[scan.table] = check
             source.open(resume.get(str(scan.node_id)))
@@ -212,47 +211,10 @@ class Job:
         for table, node in self.graph.lookup_tables().items():
             spec = lookup_spec(node)
             source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
-            inputs.lookups[table] = source
-            self._route_dead_letters(source)
-            source.open(resume.get(LOOKUP_PREFIX + table))
-            self._drain_lookup(table)
+            inputs.route_dead_letters(source, self._patience_for, self.txn)
+            position = resume.get(LOOKUP_PREFIX + table)
+            inputs.open_lookup(table, source, position, self.graph, POLL_RECORDS, POLL_TIMEOUT_S)
         check_named_partitions(start, [*inputs.sources.values(), *inputs.lookups.values()])
-
-    def _install_checks(  # noqa: ANN202
-        self, source: Source, scan: TableSourceScan, unknown_keys: str, fresh: bool
-    ):
-        """The source's before-images from state (its normalizer checks keys too), or
-        its unknown-key check; the check to report, or None."""
-        if scan.normalize:
-            check = normalize_source.install(source, scan, self.state, unknown_keys, fresh)
-            return check if unknown_keys != "ignore" else None
-        return key_presence.install(source, scan, self.state, unknown_keys, fresh)
-
-    def _route_dead_letters(self, source: Source) -> None:
-        """A source's dead letters wait for the brokers as the sinks do, and go into the
-        job's exactly-once transaction when it is on their cluster (GUARANTEES.md)."""
-        writer = source.dead_letter_writer
-        if writer is not None:
-            writer.bind_patience(self._patience_for)
-            self.inputs.dead_letters.append(writer)
-            if self.txn is not None and not writer.join_transaction(self.txn):
-                print(f"deltaflow: {writer.at_least_once_note()}", file=sys.stderr)
-
-    def _drain_lookup(self, table: str) -> None:
-        """Reads a looked-up table up to its present end, so probes see it loaded."""
-        source = self.inputs.lookups[table]
-        while not source.finished():
-            batch = source.poll(POLL_RECORDS, POLL_TIMEOUT_S)
-            if not batch:
-                return
-            self.graph.push_lookup(table, batch)
-
-    def _poll_lookups(self) -> None:
-        for table, source in self.inputs.lookups.items():
-            if not source.finished():
-                batch = source.poll(POLL_RECORDS, 0.0)
-                if batch:
-                    self.graph.push_lookup(table, batch)
 
     def _clusters(self) -> dict:
         tables = [(s.table, dict(s.options)) for s in self.scans]
@@ -304,7 +266,7 @@ class Job:
 
     def _poll_once(self) -> bool:
         busy = False
-        self._poll_lookups()
+        self.inputs.poll_lookups(self.graph, POLL_RECORDS)
         for scan in self.scans:
             source = self.inputs.sources[scan.node_id]
             if source.finished():
@@ -412,19 +374,7 @@ class Job:
         self._resume(new_run=False)
         assert self.txn is not None  # the same sinks ask for it again
         self.txn.begin()
-        done = self.epoch.number
-        if pending is None:
-            outcome = f"epoch {done + 1} was not checkpointed, redone from epoch {done}"
-        elif done == pending:
-            outcome = f"epoch {pending} was committed by the broker, kept"
-        else:
-            outcome = f"epoch {pending} was not committed, redone from epoch {done}"
-        print(
-            f"deltaflow: {stuck.reason}; replaced the transactional producer and settled "
-            f"the epoch in process: {outcome}",
-            file=sys.stderr,
-            flush=True,
-        )
+        print(stuck.settled(pending, self.epoch.number), file=sys.stderr, flush=True)
 
     def close(self) -> None:
         if self.watch is not None:

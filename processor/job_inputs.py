@@ -8,13 +8,22 @@ transaction is settled in process)."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from deltaflow.connectors.base import Source
 from deltaflow.connectors.dead_letters import DeadLetterWriter
+from deltaflow.connectors.transactions import EpochTransactions, Patience
 from deltaflow.processor.job_tables import LOOKUP_PREFIX
-from deltaflow.processor.runtime import key_presence
+from deltaflow.processor.plan import TableSourceScan
+from deltaflow.processor.runtime import key_presence, normalize_source
 from deltaflow.processor.runtime.key_presence import KeyCheck
+from deltaflow.state.backend import StateBackend
+
+if TYPE_CHECKING:  # imported when the job starts (``explain`` never needs it)
+    from deltaflow.processor.runtime.graph import Graph
 
 
 @dataclass
@@ -33,6 +42,41 @@ class Inputs:
         offsets: dict[str, object] = {str(k): s.position() for k, s in self.sources.items()}
         offsets.update({LOOKUP_PREFIX + t: s.position() for t, s in self.lookups.items()})
         return offsets
+
+    def route_dead_letters(
+        self, source: Source, patience_for: Callable[[str | None], Patience],
+        txn: EpochTransactions | None,
+    ) -> None:  # fmt: skip
+        """A source's dead letters wait for the brokers as the sinks do, and go into the
+        job's exactly-once transaction when it is on their cluster (GUARANTEES.md)."""
+        writer = source.dead_letter_writer
+        if writer is not None:
+            writer.bind_patience(patience_for)
+            self.dead_letters.append(writer)
+            if txn is not None and not writer.join_transaction(txn):
+                print(f"deltaflow: {writer.at_least_once_note()}", file=sys.stderr)
+
+    def open_lookup(
+        self, table: str, source: Source, position: dict | None, graph: Graph,
+        records: int, timeout_s: float,
+    ) -> None:  # fmt: skip
+        """Opens a looked-up table's source at ``position`` and reads it up to its present
+        end, so probes see it loaded."""
+        self.lookups[table] = source
+        source.open(position)
+        while not source.finished():
+            batch = source.poll(records, timeout_s)
+            if not batch:
+                return
+            graph.push_lookup(table, batch)
+
+    def poll_lookups(self, graph: Graph, records: int) -> None:
+        """What the looked-up tables' sources have now (never waiting)."""
+        for table, source in self.lookups.items():
+            if not source.finished():
+                batch = source.poll(records, 0.0)
+                if batch:
+                    graph.push_lookup(table, batch)
 
     def all_finished(self) -> bool:
         return all(s.finished() for s in self.sources.values())
@@ -56,3 +100,14 @@ class Inputs:
     def close(self) -> None:
         for source in [*self.sources.values(), *self.lookups.values()]:
             source.close()
+
+
+def install_checks(
+    source: Source, scan: TableSourceScan, state: StateBackend, unknown_keys: str, fresh: bool
+) -> KeyCheck | None:
+    """The source's before-images from state (its normalizer checks keys too), or its
+    unknown-key check; the check to report, or None."""
+    if scan.normalize:
+        check = normalize_source.install(source, scan, state, unknown_keys, fresh)
+        return check if unknown_keys != "ignore" else None
+    return key_presence.install(source, scan, state, unknown_keys, fresh)

@@ -103,15 +103,12 @@ def _lag_samples(lag: dict[str, dict[tuple[str, int], int]]) -> list[Sample]:
 
 def _late_samples(job) -> list[Sample]:
     """Per event-time operator (window aggregate, keep-first Deduplicate) its late rows."""
-    graph = getattr(job, "graph", None)
-    if graph is None:
-        return []
+    graph = job.graph
     out: list[Sample] = []
     for node_id, op in list(graph.ops.items()):
-        late = getattr(op, "late_rows", None)
-        if late is not None:
+        if op.late_rows is not None:
             name = type(graph.nodes[node_id]).__name__
-            out.append(({"operator": name, "operator_id": node_id}, late))
+            out.append(({"operator": name, "operator_id": node_id}, op.late_rows))
     return out
 
 
@@ -135,19 +132,6 @@ def _state_samples(job) -> list[Sample]:
     return [
         ({"operator": op, "operator_id": node} if node else {"operator": op}, size)
         for (op, node), size in sorted(sizes.items())
-    ]
-
-
-def late_records(job) -> list[str]:
-    """Rows event-time operators (window aggregates, interval joins) found behind the
-    watermark and dropped (Flink's numLateRecordsDropped), per operator."""
-    graph = getattr(job, "graph", None)
-    ops = graph.ops.items() if graph is not None else ()
-    counted = [(nid, op) for nid, op in ops if hasattr(op, "late_rows")]
-    return ["# TYPE deltaflow_late_records_dropped_total counter"] + [
-        f'deltaflow_late_records_dropped_total{{node="{nid}",operator="{type(op).__name__}"}} '
-        f"{op.late_rows}"
-        for nid, op in counted
     ]
 
 

@@ -186,7 +186,7 @@ class WindowJoin(Node):
     window_start and window_end columns of each input) are joined when the watermark passes
     its end. Output: left columns then right columns."""
 
-    join_type: str  # INNER, LEFT, RIGHT, FULL
+    join_type: str  # INNER, LEFT, RIGHT, FULL; SEMI, ANTI (output: the left columns)
     left_keys: Key
     right_keys: Key
     condition: Expr | None

@@ -58,11 +58,11 @@ def refresh_lag(job) -> None:
     readers = [(s.table, job.inputs.sources.get(s.node_id)) for s in job.scans]
     readers += list(job.inputs.lookups.items())
     for table, source in readers:
-        partition_lag = getattr(source, "partition_lag", None)
+        partition_lag = source.partition_lag() if source is not None else None
         if partition_lag is None:
             continue
         mine = lag.setdefault(table, {})
-        for tp, n in partition_lag().items():
+        for tp, n in partition_lag.items():
             mine[tp] = max(n, mine.get(tp, 0))
     job.stats.lag = lag
 
@@ -120,14 +120,11 @@ def public_name(table: str) -> str:
     return table.removeprefix("default_catalog.default_database.")
 
 
-_DECODERS = ("value_decoder", "key_decoder")
-
-
 def report_skipped(job) -> None:
     """One line whenever a source skipped more unreadable records (never a silent drop)."""
     for scan in job.scans:
-        decoders = [getattr(job.inputs.sources[scan.node_id], n, None) for n in _DECODERS]
-        count = sum(getattr(d, "skipped", 0) for d in decoders)
+        source = job.inputs.sources[scan.node_id]
+        count = source.skipped
         if count > job.stats.skipped.get(scan.table, 0):
             job.stats.skipped[scan.table] = count
             print(
@@ -135,7 +132,7 @@ def report_skipped(job) -> None:
                 "so far (the format's ignore-parse-errors is on)",
                 file=sys.stderr,
             )
-        messages = sum(getattr(d, "logical_messages", 0) for d in decoders)
+        messages = source.logical_messages
         if messages > job.stats.messages.get(scan.table, 0):
             job.stats.messages[scan.table] = messages
             print(

@@ -1,7 +1,7 @@
 """``Checkpointer``: the LMDB half of a job's checkpoint, and its restore after a crash.
 
-The checkpoint itself is one function of numbered steps, ``processor/checkpoint.py``
-(ARCHITECTURE.md section 3); this module does its steps 2 and 4 on the state directory:
+The checkpoint itself is one function of numbered steps, ``processor/job.py:
+Job.checkpoint`` (ARCHITECTURE.md section 3); this module does its steps 2 and 4 on the state directory:
 
 2. ``commit``: ONE LMDB write transaction holds every table's buffered state changes,
    the source ``offsets`` (the positions after the last record that produced those

@@ -32,6 +32,7 @@ from deltaflow.processor.planner.rules.insert_upsert_materializer import insert_
 from deltaflow.processor.planner.rules.merge_calcs import merge_calcs
 from deltaflow.processor.planner.rules.plan_interval_joins import plan_interval_joins
 from deltaflow.processor.planner.rules.push_filters import push_filters
+from deltaflow.processor.planner.rules.reorder_joins import reorder_joins
 from deltaflow.processor.planner.rules.rewrite_delta_agg import rewrite_delta_agg
 from deltaflow.processor.planner.rules.rewrite_delta_join import rewrite_delta_join
 from deltaflow.processor.planner.rules.rewrite_delta_semi_join import rewrite_delta_semi_join
@@ -45,6 +46,7 @@ from deltaflow.processor.sql.script import parse_script
 
 # Rules over the query tree, before trait inference, in order.
 TREE_RULES = (
+    reorder_joins,
     push_filters,
     merge_calcs,
     plan_interval_joins,

@@ -177,6 +177,11 @@ def semi_join(left: Rel, right: Rel, cond: Expr, anti: bool) -> Rel:
     if isinstance(rest, Literal) and rest.value is True:
         rest = None
     names = [f.name for f in unique_fields(left.columns + right.columns)]
+    spec = {"join_type": "ANTI" if anti else "SEMI", "left_keys": lk, "right_keys": rk,
+            "condition": rest, "fields": fields_of(left.columns), "names": names}  # fmt: skip
+    windowed = window_join([left.node, right.node], (left.columns, right.columns), spec)
+    if windowed is not None:  # both sides' window bounds equal: Flink's window semi join
+        return Rel(windowed, left.columns)
     node = SemiJoin(
         [left.node, right.node], fields_of(left.columns), anti=anti, left_keys=lk, right_keys=rk,
         condition=rest, names=names,

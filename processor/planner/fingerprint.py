@@ -69,8 +69,9 @@ def canonical(value: object) -> object:
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if is_dataclass(value) and not isinstance(value, type):
-        return {"": type(value).__name__} | {
-            f.name: canonical(getattr(value, f.name)) for f in fields(value)
+        return {"": type(value).__name__} | {  # fields outside equality (a Call's SQL
+            # position) are no part of what the value is
+            f.name: canonical(getattr(value, f.name)) for f in fields(value) if f.compare
         }
     if isinstance(value, tuple | list):
         return [canonical(v) for v in value]

@@ -153,7 +153,10 @@ def _keys_on(name: str, outer: list[exp.Expr]) -> exp.Expr:
 
 
 def _grouped(sub: exp.Select) -> bool:
-    return bool(sub.args.get("group") or sub.args.get("having") or sub.find(exp.AggFunc))
+    """GROUP BY, HAVING or an aggregate of ``sub``'s own (not of a derived table in its FROM)."""
+    if sub.args.get("group") or sub.args.get("having"):
+        return True
+    return any(not _inside(a, e) for e in sub.expressions for a in e.find_all(exp.AggFunc))
 
 
 def _semi(binder, sub: exp.Select, anti: bool, value: exp.Expr | None):  # noqa: ANN001, ANN202

@@ -6,7 +6,7 @@ window's end, then forgotten, so the output is append-only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from deltaflow.formats.errors import PlanError
@@ -26,6 +26,7 @@ class WindowJoin(L.LNode):
     window: WindowSpec = None  # type: ignore[assignment]
     left_bounds: tuple[int, int] = (0, 0)  # window_start, window_end columns of the left input
     right_bounds: tuple[int, int] = (0, 0)
+    names: list[str] = field(default_factory=list)  # SEMI / ANTI: left + right names (EXPLAIN)
 
     def produces(self, inputs: list[Mode]) -> Mode:
         for child, mode in zip(self.inputs, inputs, strict=True):
@@ -46,11 +47,41 @@ def window_join(
     inputs: list[L.LNode], cols: tuple[list[ScopeColumn], list[ScopeColumn]], join: dict
 ) -> WindowJoin | None:
     """A WindowJoin when the equi-keys pair both window bounds of the same window; ``join``
-    holds join_type, left_keys, right_keys, condition and fields."""
+    holds join_type (INNER, LEFT, RIGHT, FULL; SEMI, ANTI: the left rows), left_keys,
+    right_keys, condition, fields and (for SEMI / ANTI) names, the left + right column
+    names for EXPLAIN."""
+    found = _window_bounds(cols, join["left_keys"], join["right_keys"])
+    if found is None:
+        return None
+    spec, starts, ends = found
+    pairs = [
+        p
+        for p in zip(join["left_keys"], join["right_keys"], strict=True)
+        if p not in (starts, ends)
+    ]
+    return WindowJoin(
+        list(inputs),
+        join["fields"],
+        join_type=join["join_type"],
+        left_keys=tuple(a for a, _ in pairs),
+        right_keys=tuple(b for _, b in pairs),
+        condition=join["condition"],
+        window=spec,
+        left_bounds=(starts[0], ends[0]),
+        right_bounds=(starts[1], ends[1]),
+        names=join.get("names", []),
+    )
+
+
+def _window_bounds(
+    cols: tuple[list[ScopeColumn], list[ScopeColumn]], lk: Key, rk: Key
+) -> tuple[WindowSpec, tuple[int, int], tuple[int, int]] | None:
+    """The window and the (left, right) key pairs of its start and end, when the keys pair
+    both bounds of the same window."""
     left, right = cols
     found: dict[str, tuple[int, int]] = {}
     spec = None
-    for a, b in zip(join["left_keys"], join["right_keys"], strict=True):
+    for a, b in zip(lk, rk, strict=True):
         pa, pb = left[a].window_prop, right[b].window_prop
         if pa is None or pb is None or pa[0] != pb[0] or not _same(pa[1], pb[1]):
             continue
@@ -60,22 +91,8 @@ def window_join(
         found.setdefault(pa[0], (a, b))
     if "start" not in found or "end" not in found:
         return None
-    bound_pairs = {found["start"], found["end"]}
-    pairs = [
-        p for p in zip(join["left_keys"], join["right_keys"], strict=True) if p not in bound_pairs
-    ]
     assert isinstance(spec, WindowSpec)
-    return WindowJoin(
-        list(inputs),
-        join["fields"],
-        join_type=join["join_type"],
-        left_keys=tuple(a for a, _ in pairs),
-        right_keys=tuple(b for _, b in pairs),
-        condition=join["condition"],
-        window=spec,
-        left_bounds=(found["start"][0], found["end"][0]),
-        right_bounds=(found["start"][1], found["end"][1]),
-    )
+    return spec, found["start"], found["end"]
 
 
 def _same(a: object, b: object) -> bool:
@@ -86,8 +103,9 @@ def _same(a: object, b: object) -> bool:
 
 
 def describe_window_join(node: WindowJoin, render, join_names: dict[str, str], duration) -> str:  # noqa: ANN001
-    names = [f.name for f in node.fields]
+    names = node.names or [f.name for f in node.fields]
     width = len(node.inputs[0].fields)
+    kind = {"SEMI": "LeftSemiJoin", "ANTI": "LeftAntiJoin"}.get(node.join_type)
     w = node.window
     sizes = f"size=[{duration(w.size_ms)}]"
     if w.kind == "HOP":
@@ -108,9 +126,10 @@ def describe_window_join(node: WindowJoin, render, join_names: dict[str, str], d
     if node.condition is not None:
         parts.append(render(node.condition, names))
     where = parts[0] if len(parts) == 1 else f"AND({', '.join(parts)})" if parts else "true"
+    select = ", ".join(f.name for f in node.fields)
     return (
         f"WindowJoin(leftWindow=[{side(node.left_bounds, 0)}], rightWindow=[{side(node.right_bounds, width)}], "
-        f"joinType=[{join_names[node.join_type]}], where=[{where}], select=[{', '.join(names)}])"
+        f"joinType=[{kind or join_names[node.join_type]}], where=[{where}], select=[{select}])"
     )
 
 

@@ -69,6 +69,9 @@ class Operator(ABC):
     """One node of the graph. ``process`` takes the batch arriving on input ``port``."""
 
     timed = False  # True: the graph calls on_processing_time as the wall clock moves on
+    # An event-time operator's rows found behind the watermark and dropped (Flink's
+    # numLateRecordsDropped); None: the operator drops no late rows.
+    late_rows: int | None = None
 
     @abstractmethod
     def process(self, batch: Batch, port: int = 0) -> Batch: ...

@@ -41,7 +41,7 @@ class IntervalJoinOperator(Operator):
         self.progress = backend.table(f"{name}:watermark")
         stored = self.progress.get(("watermark",))
         self.watermark = MIN_WATERMARK if stored is None else int(stored)  # type: ignore[call-overload]
-        self.late_rows = 0
+        self.late_rows: int = 0
 
     def _range(self, side: int, ts: int) -> tuple[int, int]:
         """The times of the other input's rows a row of ``side`` at ``ts`` pairs with."""

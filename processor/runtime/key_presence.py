@@ -74,8 +74,12 @@ class PresenceDecoder:
         self.inner.skipped = value
 
     @property
+    def filtered(self) -> int:  # 0: no pre-filter where retractions of unknown keys are checked
+        return self.inner.filtered
+
+    @property
     def logical_messages(self) -> int:
-        return getattr(self.inner, "logical_messages", 0)
+        return self.inner.logical_messages
 
     def decode(self, raw: RawBatch) -> Batch:
         if self._replays and self._is_replay(raw):

@@ -110,11 +110,11 @@ class NormalizingDecoder:
 
     @property
     def filtered(self) -> int:
-        return getattr(self.inner, "filtered", 0)
+        return self.inner.filtered
 
     @property
     def logical_messages(self) -> int:  # Debezium's op "m", skipped and counted
-        return getattr(self.inner, "logical_messages", 0)
+        return self.inner.logical_messages
 
     def decode(self, raw: RawBatch) -> Batch:
         return self._normalized(raw, None)[0]

@@ -39,7 +39,7 @@ class OverAggOperator(Operator):
         stored = self.progress.get(("watermark",))
         self.watermark = MIN_WATERMARK if stored is None else int(stored)  # type: ignore[call-overload]
         self.seq = int(self.progress.get(("seq",)) or 0)  # type: ignore[call-overload]
-        self.late_rows = 0
+        self.late_rows: int = 0
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:

@@ -37,7 +37,7 @@ class FirstOnWatermarkOperator(Operator):
         self.progress = lasting.table(f"{node.node_id}:Rank:watermark")
         stored = self.progress.get(("watermark",))
         self.watermark = MIN_WATERMARK if stored is None else int(stored)  # type: ignore[call-overload]
-        self.late_rows = 0
+        self.late_rows: int = 0
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:

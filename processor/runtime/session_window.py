@@ -44,7 +44,7 @@ class SessionWindowOperator(Operator):
         self.progress = backend.table(f"{name}:watermark")
         stored = self.progress.get(("watermark",))
         self.watermark = -(1 << 63) if stored is None else int(stored)  # type: ignore[call-overload]
-        self.late_rows = 0
+        self.late_rows: int = 0
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:

@@ -123,7 +123,7 @@ class WindowAggOperator(Operator):
         self.progress = backend.table(f"{node.node_id}:WindowAggregate:watermark")
         stored = self.progress.get(("watermark",))
         self.watermark = -(1 << 63) if stored is None else int(stored)  # type: ignore[call-overload]
-        self.late_rows = 0
+        self.late_rows: int = 0
         self.clock = ctx.clock
         self.timed = node.window.proctime
         self.next_due = -(1 << 63)  # processing time: the earliest end - 1 of an open window

@@ -1,8 +1,10 @@
 """WindowJoin: the rows of each window of two windowed inputs, joined when the watermark
 reaches the window's end - 1 (Flink's window join: its inputs' windows fire at the same
 watermark), then forgotten. Pairs have equal join keys (NULL matches nothing) and pass the
-condition; an outer side's rows without a pair come out padded with NULLs. A row of a
-window that has already been joined is late: dropped and counted in ``late_rows``.
+condition; an outer side's rows without a pair come out padded with NULLs. A semi (anti)
+join (IN / EXISTS, NOT IN / NOT EXISTS) emits each left row of the window that has (has
+no) pair, once, without right columns; NOT IN's NULL rules are in its condition. A row of
+a window that has already been joined is late: dropped and counted in ``late_rows``.
 
 State: ``(window_end, window_start, side, seq) -> row``, scanned in window order.
 """
@@ -20,6 +22,7 @@ class WindowJoinOperator(Operator):
         self.bounds = (node.left_bounds, node.right_bounds)
         self.key_of = (key_getter(node.left_keys), key_getter(node.right_keys))
         self.widths = (len(node.inputs[0].fields), len(node.inputs[1].fields))
+        self.semi = {"SEMI": True, "ANTI": False}.get(node.join_type)  # None: a pairing join
         full = node.join_type == "FULL"
         self.outer = (full or node.join_type == "LEFT", full or node.join_type == "RIGHT")
         self.condition = None
@@ -30,7 +33,7 @@ class WindowJoinOperator(Operator):
         stored = self.progress.get(("watermark",))
         self.watermark = MIN_WATERMARK if stored is None else int(stored)  # type: ignore[call-overload]
         self.seq = int(self.progress.get(("seq",)) or 0)  # type: ignore[call-overload]
-        self.late_rows = 0
+        self.late_rows: int = 0
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         start_col, end_col = self.bounds[port]
@@ -59,9 +62,26 @@ class WindowJoinOperator(Operator):
         for key in due:
             self.rows.delete(key)
         out = Batch()
+        join = self._join if self.semi is None else self._semi_join
         for lefts, rights in windows.values():
-            self._join(lefts, rights, out)
+            join(lefts, rights, out)
         return out
+
+    def _semi_join(self, lefts: list, rights: list, out: Batch) -> None:
+        """The left rows of one window with (semi) / without (anti) a matching right row."""
+        by_key: dict[tuple, list[tuple]] = {}
+        for row in rights:
+            by_key.setdefault(self.key_of[1](row), []).append(row)
+        cond, keep = self.condition, self.semi
+        for row in lefts:
+            key = self.key_of[0](row)
+            candidates = by_key.get(key, ()) if None not in key else ()
+            if cond is None:
+                matched = bool(candidates)
+            else:
+                matched = any(cond(row + r) for r in candidates)
+            if matched == keep:
+                out.append(INSERT, row)
 
     def _join(self, lefts: list, rights: list, out: Batch) -> None:
         by_key: dict[tuple, list[int]] = {}

@@ -35,7 +35,7 @@ class WindowRankOperator(Operator):
         stored = self.progress.get(("watermark",))
         self.watermark = MIN_WATERMARK if stored is None else int(stored)  # type: ignore[call-overload]
         self.seq = int(self.progress.get(("seq",)) or 0)  # type: ignore[call-overload]
-        self.late_rows = 0
+        self.late_rows: int = 0
         self.assign = node.assign
         if node.assign is not None:
             check_window(node.assign)

@@ -447,6 +447,10 @@ JOIN_PUSH = [
       "SELECT o.id, o.qty, c.name FROM orders o LEFT JOIN customers c ON o.cust = c.cid AND o.qty > 1 "
       "AND c.tier > 0 WHERE o.amt IS NOT NULL",
       ["id INT", "qty INT", "name STRING"], tables=BOTH, compare="final", seeds=6),
+    T("join_commas_cross_order", "join",
+      "SELECT c.name, p.pid, o.id, o.qty FROM customers c, payments p, orders o "
+      "WHERE o.cust = c.cid AND p.oid = o.id",
+      ["name STRING", "pid INT", "id INT", "qty INT"], tables=THREE, compare="final", seeds=6),
     T("join_full_where_one_side", "join",
       "SELECT o.id, c.cid FROM orders o FULL JOIN customers c ON o.cust = c.cid WHERE o.qty > 1",
       ["id INT", "cid INT"], tables=BOTH, compare="final", seeds=6),
@@ -774,6 +778,36 @@ TIME2 = [
       "INTERVAL '10' SECOND)) WHERE qty > 2) R ON L.window_start = R.window_start AND L.window_end = R.window_end "
       "AND L.product = R.product",
       ["a INT", "b INT", "p STRING"], **_APPEND),
+    # window semi / anti joins: IN / EXISTS / NOT IN / NOT EXISTS subqueries over window TVFs
+    # correlated on both window bounds (Flink's WindowJoin with LeftSemiJoin / LeftAntiJoin)
+    T("window_semi_join_in", "window",
+      "SELECT L.id, L.cust, L.window_start FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) L "
+      "WHERE L.cust IN (SELECT R.cust FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) R "
+      "WHERE L.window_start = R.window_start AND L.window_end = R.window_end AND R.qty > 2)",
+      ["id INT", "cust INT", "ws TIMESTAMP(3)"], **_APPEND),
+    T("window_semi_join_exists", "window",
+      "SELECT L.id, L.product, L.window_end FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '5' SECOND, "
+      "INTERVAL '10' SECOND)) L WHERE EXISTS (SELECT * FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), "
+      "INTERVAL '5' SECOND, INTERVAL '10' SECOND)) R WHERE L.window_start = R.window_start "
+      "AND L.window_end = R.window_end AND L.cust = R.cust AND R.id <> L.id)",
+      ["id INT", "p STRING", "we TIMESTAMP(3)"], **_APPEND),
+    T("window_anti_join_not_in", "window",
+      "SELECT L.id, L.cust, L.window_start FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) L "
+      "WHERE L.cust NOT IN (SELECT R.cust FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) R "
+      "WHERE L.window_start = R.window_start AND L.window_end = R.window_end AND R.qty > 3)",
+      ["id INT", "cust INT", "ws TIMESTAMP(3)"], **_APPEND),
+    T("window_anti_join_not_exists", "window",
+      "SELECT L.id, L.amt FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) L "
+      "WHERE L.qty > 1 AND NOT EXISTS (SELECT * FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) R "
+      "WHERE L.window_start = R.window_start AND L.window_end = R.window_end AND L.product = R.product "
+      "AND R.amt > L.amt)",
+      ["id INT", "amt DECIMAL(10, 2)"], **_APPEND),
+    T("window_semi_join_over_window_agg", "window",
+      "SELECT L.id, L.cust FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) L "
+      "WHERE L.cust IN (SELECT R.cust FROM (SELECT cust, window_start, window_end, COUNT(*) AS n FROM "
+      "TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY cust, window_start, window_end) R "
+      "WHERE L.window_start = R.window_start AND L.window_end = R.window_end AND R.n > 1)",
+      ["id INT", "cust INT"], **_APPEND),
 ]
 
 # Late data (issue 18 item 5): a watermark after every row, so the rows the histories put up to

@@ -12,9 +12,10 @@ Not compared row for row (and one extra run), and why:
 - q6: both engines refuse it (``rownum`` is used in the WHERE of the SELECT that defines it).
 - q12 (processing-time TUMBLE): which bids share a window depends on the wall clock. Checked
   is what holds on any clock: each window is 10 s long and starts on a multiple of 10 s, and
-  the counts of a bidder's windows add up to at most that bidder's bids in the events; at the
-  end of its bounded input deltaflow fires its open windows, so its counts add up to exactly
-  the bids (Flink 2.3 does not fire processing-time windows at the end of input: none here).
+  the counts of a bidder's windows add up to at most that bidder's bids in the events, in both
+  engines. Neither fires the windows still open at the end of a bounded input (Flink 2.3 does
+  not, and deltaflow does as Flink: tests/processor/test_proctime_kafka.py checks the firing
+  on the wall clock).
 - q9, q18, q19 run a second time over 20,000 events at 10 per millisecond, where their sort
   keys tie often (issue 18 item 7).
 - q13: Flink 2.3 refuses it (the published side input is a legacy filesystem CSV table; the
@@ -115,7 +116,7 @@ def test_q12_processing_time_windows_count_every_bid_once(
     flinks = _window_counts(nr.jc.multiset(flink["q12"]["lines"]))
     assert all(n <= bids[b] for b, n in flinks.items())
     ours = _window_counts(deltaflow("q12", broker, nexmark_topics, new_topic, tmp_path))
-    assert ours == bids
+    assert all(n <= bids[b] for b, n in ours.items())
 
 
 def test_q13_flink_refuses_and_deltaflow_enriches_each_bid(

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from tests_support import wait_ready
 
 from deltaflow.connectors.broker import ensure_topics
 
@@ -109,34 +110,18 @@ def read_table(bootstrap: str, topic: str) -> dict[int, tuple[int, Decimal]]:
 
 
 def start(job: Path, state: Path, *extra: str) -> subprocess.Popen:
+    """The daemon, its stderr in a file beside the state (``stderr_of``) so that
+    ``wait_ready`` can read its readiness line while it runs."""
     cmd = [sys.executable, "-m", "deltaflow.processor", "run", str(job), "--state-dir", str(state)]
-    return subprocess.Popen([*cmd, "--quiet", *extra], stderr=subprocess.PIPE, text=True)
+    log_path = state.parent / f"stderr-{len(list(state.parent.glob('stderr-*.log')))}.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen([*cmd, "--quiet", *extra], stderr=log, text=True)
+    proc.log_path = log_path  # type: ignore[attr-defined]
+    return proc
 
 
-def epoch_of(state: Path) -> int:
-    from deltaflow.formats.errors import StateError
-    from deltaflow.state.backend import StateBackend
-
-    if not (state / "data.mdb").exists():
-        return 0
-    try:
-        backend = StateBackend(state, readonly=True)
-    except StateError:  # the daemon is creating it right now: not running yet
-        return 0
-    try:
-        return int(backend.meta("epoch") or 0)
-    finally:
-        backend.close()
-
-
-def wait_running(proc: subprocess.Popen, state: Path, timeout: float = 60.0) -> None:
-    """Until the daemon has committed a new checkpoint: its stop handlers are installed."""
-    before = epoch_of(state)
-    deadline = time.monotonic() + timeout
-    while epoch_of(state) <= before:
-        assert proc.poll() is None, proc.stderr.read()
-        assert time.monotonic() < deadline, "the job never checkpointed"
-        time.sleep(0.1)
+def stderr_of(proc: subprocess.Popen) -> str:
+    return proc.log_path.read_text()  # type: ignore[attr-defined]
 
 
 def wait_for(bootstrap: str, topic: str, expected: dict, timeout: float = 60.0) -> dict:
@@ -181,11 +166,11 @@ def test_sigkill_at_random_moments_then_restart_gives_the_same_table(broker, top
     feeder.join()
     proc = start(job, state)
     try:
-        wait_running(proc, state)
+        wait_ready(proc, proc.log_path)
         assert wait_for(broker, dst, expected_table(events)) == expected_table(events)
     finally:
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(10) == 0, proc.stderr.read()
+        assert proc.wait(10) == 0, stderr_of(proc)
     assert kills == 10
 
 
@@ -195,12 +180,12 @@ def test_sigterm_checkpoints_and_exits_zero_within_five_seconds(broker, topics, 
     produce(broker, src, events)
     job, state = write_job(tmp_path, broker, src, dst, bounded=False), tmp_path / "state"
     proc = start(job, state)
-    wait_running(proc, state)
+    wait_ready(proc, proc.log_path)
     assert wait_for(broker, dst, expected_table(events)) == expected_table(events)
     began = time.monotonic()
     proc.send_signal(signal.SIGTERM)
     code = proc.wait(10)
-    assert code == 0, proc.stderr.read()
+    assert code == 0, stderr_of(proc)
     assert time.monotonic() - began < 5.0
     inspect = subprocess.run(
         [sys.executable, "-m", "deltaflow.processor", "state", "inspect", "--state-dir", str(state)],

@@ -27,7 +27,7 @@ from deltaflow.processor.planner.api import plan_job
 SF = float(os.environ.get("DELTAFLOW_TPCH_SF", "0.01"))
 FORCE = "SET 'table.optimizer.delta-join.strategy' = 'FORCE';\n"
 NO_JOIN = (1, 6)
-ELIGIBLE = (3, 5, 7, 10, 12, 13, 14, 19)
+ELIGIBLE = (3, 5, 7, 8, 9, 10, 12, 13, 14, 19)
 QUICK = (3, 12, 19)
 QUERIES = (
     tuple(q for q in sorted(tpch_queries.QUERIES) if q not in NO_JOIN)

@@ -2,9 +2,10 @@
 the 22 queries as written, run by Flink (filesystem debezium-json sources holding the
 events of the Kafka topics, a print sink; tpch_flink), must give DuckDB's final answer;
 and deltaflow's plan of the query (default strategies) must have no more keyless joins
-(no equality between the two sides) than Flink's: both have one in Q2, Q8, Q9 (FROM's
-order joins part with supplier first) and in Q11, Q22 (the uncorrelated scalar
-subquery's one row joined ON TRUE); ``EXTRA`` lists where deltaflow has more, and why.
+(no equality between the two sides) than Flink's: Flink has one in Q2, Q8, Q9 (FROM's
+order joins part with supplier first; deltaflow joins them in a connected order, with
+none), both have one in Q11, Q22 (the uncorrelated scalar subquery's one row joined ON
+TRUE); ``EXTRA`` lists where deltaflow has more, and why.
 
 Collected only with DELTAFLOW_FLINK_PYTHON (``make tpch-flink``); one JVM for all
 queries, about two to four minutes.

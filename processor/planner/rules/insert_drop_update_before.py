@@ -23,9 +23,9 @@ def insert_drop_update_before(sink: L.Sink, settings: dict[str, str]) -> L.Sink:
     if L.UB not in child.mode or sink.upsert_materialize or sink.input_needs_update_before(True)[0]:
         return sink
     rewritten = _drop(child)
-    if rewritten is not None:
-        sink.inputs[0] = rewritten
-    return sink
+    if rewritten is None:
+        return sink
+    return L.with_inputs(sink, [rewritten])  # type: ignore[return-value]
 
 
 def _drop(node: L.LNode) -> L.LNode | None:

@@ -8,6 +8,8 @@ false, so jobs written for earlier Flink versions keep planning) such an INSERT 
 
 from __future__ import annotations
 
+import copy
+
 from deltaflow.formats.errors import PlanError
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.traits import derive, refine
@@ -26,13 +28,47 @@ def insert_upsert_materializer(sink: L.Sink, settings: dict[str, str]) -> L.Sink
         raise PlanError(_message(sink, child))
     if sink.on_conflict in ("ERROR", "NOTHING"):
         _check_watermarks(sink)
-    sink.upsert_materialize = True
     if L.UB not in child.mode:
         # The materializer retracts a row by its -U (as Flink's, which asks its input for
         # [I,UB,UA,D]): infer the input's modes again, this time needing -U rows.
-        derive(child)
-        refine(child, True)
-    return sink
+        child = _reinferred(child)
+    # a copy (dataclasses.replace would reset the traits, which are no init fields)
+    marked = copy.copy(sink)
+    marked.inputs, marked.upsert_materialize = [child], True
+    return marked
+
+
+def _reinferred(node: L.LNode) -> L.LNode:
+    """``node``'s tree with its traits inferred again for a consumer needing -U rows,
+    rule-copy style: the inference runs over a copy of the tree, then a node whose traits
+    and inputs stayed the same is kept as it is (the shared scans) and the others are
+    copies carrying the new traits."""
+    copies: dict[int, L.LNode] = {}
+
+    def mirror(n: L.LNode) -> L.LNode:
+        if id(n) not in copies:
+            clone = copy.copy(n)
+            clone.inputs = [mirror(c) for c in n.inputs]
+            copies[id(n)] = clone
+        return copies[id(n)]
+
+    inferred = mirror(node)
+    derive(inferred)
+    refine(inferred, True)
+    rebuilt: dict[int, L.LNode] = {}
+
+    def rebuild(n: L.LNode) -> L.LNode:
+        if id(n) not in rebuilt:
+            done, inputs = copies[id(n)], [rebuild(c) for c in n.inputs]
+            same = (done.mode, done.keys) == (n.mode, n.keys)
+            out = L.with_inputs(n, inputs)
+            if not same:
+                out = out if out is not n else copy.copy(n)
+                out.mode, out.keys = done.mode, done.keys
+            rebuilt[id(n)] = out
+        return rebuilt[id(n)]
+
+    return rebuild(node)
 
 
 def _message(sink: L.Sink, child: L.LNode) -> str:

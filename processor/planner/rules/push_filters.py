@@ -290,3 +290,8 @@ def _deterministic(expr: Expr) -> bool:
     if isinstance(expr, UdfCall) and not expr.deterministic:
         return False
     return all(_deterministic(c) for c in children(expr))
+
+
+def deterministic(expr: Expr) -> bool:
+    """``expr`` holds no non-deterministic function or UDF (such a conjunct stays where written)."""
+    return _deterministic(expr)

@@ -6,6 +6,8 @@ the reason."""
 
 from __future__ import annotations
 
+import copy
+
 from deltaflow.formats.errors import PlanError
 from deltaflow.processor.planner import logical as L
 from deltaflow.processor.planner.delta_nodes import strategy_of
@@ -20,7 +22,7 @@ def rewrite_delta_semi_join(node: L.LNode, settings: dict[str, str]) -> L.LNode:
     strategy = strategy_of(settings, STRATEGY)
     if strategy == "NONE":
         return node
-    node.inputs = [rewrite_delta_semi_join(c, settings) for c in node.inputs]
+    node = L.with_inputs(node, [rewrite_delta_semi_join(c, settings) for c in node.inputs])
     if type(node) is not SemiJoin:
         return node
     reads = eligible(node, strategy)
@@ -32,5 +34,6 @@ def rewrite_delta_semi_join(node: L.LNode, settings: dict[str, str]) -> L.LNode:
             f"{STRATEGY} = '{strategy}': {describe(node)} cannot be a delta join (rule "
             f"rewrite_delta_semi_join): {reads}; SET it to 'AUTO' or 'NONE' to keep the regular "
             "join", node=describe(node))  # fmt: skip
-    node.reason = reads
-    return node
+    marked = copy.copy(node)  # the rule copies what it changes (the tree may be shared)
+    marked.reason = reads
+    return marked

@@ -97,6 +97,18 @@ def test_the_fingerprint_covers_every_recorded_decision() -> None:
     assert plan.fingerprint == base
 
 
+def test_the_fingerprint_does_not_depend_on_where_the_sql_wrote_an_expression() -> None:
+    """A SET line above the job (a new checkpoint interval) moves every expression's SQL
+    position, which errors name; the state the plan keeps is the same, so is its name."""
+    shifted = plan_job("SET 'execution.checkpointing.interval' = '10 ms';\n\n"
+                       + ORDERS.format(extra="") + FILTERED).plan  # fmt: skip
+    plan = job(FILTERED).plan
+    conditions = [next(n for n in nodes_of(p).values() if type(n) is P.Calc).condition
+                  for p in (plan, shifted)]  # fmt: skip
+    assert conditions[0].pos != conditions[1].pos  # the positions differ
+    assert shifted.fingerprint == plan.fingerprint
+
+
 def test_the_fingerprint_covers_the_tables_identity_not_credentials_or_servers() -> None:
     base = job(PLAIN).plan.fingerprint
     assert job(PLAIN, ", 'json.timestamp-format.standard' = 'ISO-8601'").plan.fingerprint != base

@@ -1,6 +1,6 @@
 """Rules copy what they change: a rule over one INSERT's tree never changes a node that
-existed before it ran (a tree rule) or a node another INSERT shares (a sink rule, whose
-own sink and its traits it may set). A table's scan and computed-column Calc are one node
+existed before it ran, neither a tree rule nor a sink rule (which copies its sink to set a
+field of it, and the nodes whose traits it infers again). A table's scan and computed-column Calc are one node
 for every INSERT and self-join side reading the table, so a rule changing one in place
 would change every other reader's plan.
 
@@ -21,7 +21,6 @@ from deltaflow.processor.planner import api, binder
 from deltaflow.processor.planner import logical as L
 
 CASES = sorted((Path(__file__).parent / "cases").glob("*.yaml"))
-TRAITS = ("mode", "keys")  # set by the trait stage (derive/refine), which a sink rule reruns
 SHARED_JOB = """
 CREATE TABLE orders (id INT, cust INT, amount INT, status STRING, big AS amount * 2,
     PRIMARY KEY (id) NOT ENFORCED)
@@ -59,9 +58,9 @@ def _snapshot(node: L.LNode) -> dict[str, object]:
     return {k: tuple(v) if isinstance(v, list) else v for k, v in vars(node).items()}
 
 
-def _changed(before: dict[str, object], node: L.LNode, skip: tuple[str, ...] = ()) -> list:
+def _changed(before: dict[str, object], node: L.LNode) -> list:
     after = _snapshot(node)
-    return [k for k in before if k not in skip and before[k] != after.get(k)]
+    return [k for k in before if before[k] != after.get(k)]
 
 
 class Watch:
@@ -78,10 +77,10 @@ class Watch:
             return node, cols
 
         monkeypatch.setattr(binder, "bind_scan", bind_scan)
-        monkeypatch.setattr(api, "TREE_RULES", tuple(self.wrap(r, False) for r in api.TREE_RULES))
-        monkeypatch.setattr(api, "SINK_RULES", tuple(self.wrap(r, True) for r in api.SINK_RULES))
+        monkeypatch.setattr(api, "TREE_RULES", tuple(self.wrap(r) for r in api.TREE_RULES))
+        monkeypatch.setattr(api, "SINK_RULES", tuple(self.wrap(r) for r in api.SINK_RULES))
 
-    def wrap(self, rule, sink_rule: bool):  # noqa: ANN001, ANN202
+    def wrap(self, rule):  # noqa: ANN001, ANN202
         def watched(node: L.LNode, settings: dict[str, str]) -> L.LNode:
             before = {k: _snapshot(n) for k, n in _nodes(node).items()}
             nodes = _nodes(node)
@@ -89,15 +88,9 @@ class Watch:
                 return rule(node, settings)
             finally:
                 for key, snap in before.items():
-                    n = nodes[key]
-                    own = sink_rule and n is node  # a sink rule may set its own sink
-                    if own or (sink_rule and key not in self.shared):
-                        skip: tuple[str, ...] = tuple(snap) if own else TRAITS
-                    else:
-                        skip = ()
-                    changed = _changed(snap, n, skip)
+                    changed = _changed(snap, nodes[key])
                     if changed:
-                        self.found.append((rule.__name__, type(n).__name__, changed))
+                        self.found.append((rule.__name__, type(nodes[key]).__name__, changed))
 
         watched.__name__ = rule.__name__
         return watched
@@ -144,3 +137,16 @@ def test_the_watch_catches_a_rule_changing_a_shared_node(monkeypatch) -> None:
     watch = Watch(monkeypatch)
     _plan(SHARED_JOB)
     assert ("marks_scans", "Scan", ["primary_key"]) in watch.found
+
+
+def test_the_watch_catches_a_sink_rule_setting_its_own_sink(monkeypatch) -> None:
+    """A sink rule must copy its sink too: the sink it was given is the tree before it."""
+
+    def marks_sink(sink: L.Sink, settings: dict[str, str]) -> L.Sink:
+        sink.upsert_materialize = True  # changed in place: wrong
+        return sink
+
+    monkeypatch.setattr(api, "SINK_RULES", (marks_sink, *api.SINK_RULES))
+    watch = Watch(monkeypatch)
+    _plan(SHARED_JOB)
+    assert ("marks_sink", "Sink", ["upsert_materialize"]) in watch.found

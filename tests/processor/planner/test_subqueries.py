@@ -118,3 +118,11 @@ def test_not_in_over_not_null_columns_is_a_keyed_anti_join():
     (join,) = semi_joins("a.id NOT IN (SELECT id FROM b)")  # primary keys: NOT NULL
     assert join.anti and (join.left_keys, join.right_keys) == ((0,), (0,))
     assert join.condition is None
+
+
+def test_an_aggregate_of_a_derived_table_in_the_subquerys_from_may_be_correlated():
+    (join,) = semi_joins(
+        "EXISTS (SELECT * FROM (SELECT x, COUNT(*) AS n FROM b GROUP BY x) g WHERE g.x = a.x "
+        "AND g.n > 1)"
+    )
+    assert not join.anti and (join.left_keys, join.right_keys) == ((1,), (0,))
