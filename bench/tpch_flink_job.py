@@ -77,15 +77,15 @@ def blackhole(env, name: str, query: dict) -> tuple[float, float]:
 
 def tree(pid: int) -> set[int]:
     """``pid`` and its descendants (each once), from /proc."""
-    found, todo = set(), [pid]
-    while todo:
-        p = todo.pop()
+    found, stack = set(), [pid]
+    while stack:
+        p = stack.pop()
         if p in found:
             continue
         found.add(p)
         try:
             for tid in os.listdir(f"/proc/{p}/task"):
-                todo += [int(k) for k in open(f"/proc/{p}/task/{tid}/children").read().split()]
+                stack += [int(k) for k in open(f"/proc/{p}/task/{tid}/children").read().split()]
         except OSError:
             pass
     return found
