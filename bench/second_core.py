@@ -14,12 +14,15 @@ Debezium JSON bytes) with deltaflow's real codecs as the jobs build them:
 
 For each, the work in the job process alone (``single``) against the work in a second
 process with the rows handed over by each codec of ``bench.handoff`` (a shared-memory
-ring), where the job process only rebuilds (decode) or packs (encode) the rows. The job
-process also spends ``--work-us`` CPU microseconds per message on the rest of the job
-(a spin on its own CPU clock: the normalizer, operators and state that cannot move), so
-the wall clock is that of a pipeline: the question is whether it ends sooner. Each
-pipeline runs with the other core left to the machine and with a spinning process
-added (``busy``). First, in one process, the CPU each side costs per batch, best of 3.
+ring), where the job process only rebuilds (decode) or packs (encode) the rows. First, in
+one process, the CPU each side costs, best of ``--repeat``: what the job process would
+save, as a share of the whole job's CPU (``--job-us``, from ``python -m bench``). Then the
+decode tasks as pipelines: the job process also spends the rest of the job's CPU (a spin
+on its own CPU clock, spread over the batches: the normalizer, operators, state and sink
+that cannot move), so the wall clock is that of a pipeline: the question is whether it
+ends sooner. Each pipeline runs with the other core left to the machine (``free``) and
+with a spinning process added (``busy``). The worker and the spinner run in sessions of
+their own (Linux autogroups, see ``OWN_SESSION``) unless ``--same-session``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import marshal
 import os
 import signal
 import statistics
@@ -53,7 +57,10 @@ def handoff_costs(task: Task, repeat: int) -> list[dict]:
     handed = [rows_of(task, b) for b in task.batches]
     rows = sum(len(k) for k, _ in handed)
     work = cpu_best(lambda: [task.work(b) for b in task.batches], repeat)
-    out = [{"task": task.name, "codec": "single", "work_s": work, "rows": rows}]
+    raw = 0.0  # a job process that keeps the consumer ships the values out first
+    if task.direction == "decode":
+        raw = cpu_best(lambda: [marshal.dumps(b.values) for b in task.batches], repeat)
+    out = [{"task": task.name, "codec": "single", "work_s": work, "rows": rows, "raw_s": raw}]
     for name, codec_type in CODECS.items():
         codec = codec_type(task.shape)
         for kinds, batch_rows in handed:
@@ -70,6 +77,8 @@ def handoff_costs(task: Task, repeat: int) -> list[dict]:
 # scheduler shares the CPU fairly between sessions first, so a second process of the
 # job's own session takes its time from the job's share of a loaded machine).
 OWN_SESSION = True
+# CPU us per order change of the whole job (python -m bench, 200k orders + 10k items)
+JOB_US = "W3=15.5,W2=13.0"
 
 
 def spin(seconds: float) -> None:
@@ -203,9 +212,10 @@ class Busy:
         os.waitpid(self.pid, 0)
 
 
-def pipelines(task: Task, codecs: list[str], work_us: float, repeat: int) -> list[dict]:
-    """Each scenario ``repeat`` times, interleaved, with the other core free and busy."""
-    per_batch = task.messages * work_us * 1e-6 / len(task.batches)
+def pipelines(task: Task, codecs: list[str], rest_s: float, repeat: int) -> list[dict]:
+    """Each scenario ``repeat`` times, interleaved, with the other core free and busy; the
+    job process spends ``rest_s`` CPU seconds besides, spread over the batches."""
+    per_batch = rest_s / len(task.batches)
     scenarios = ["single", *codecs]
     out = []
     for load in ("free", "busy"):
@@ -237,20 +247,22 @@ def _median(task: str, load: str, scenario: str, runs: list[dict]) -> dict:
             "loads": [round(r["load"], 1) for r in runs], "runs": len(runs)}  # fmt: skip
 
 
-def cost_table(costs: list[dict], messages: int, work_us: float) -> str:
+def cost_table(costs: list[dict], messages: int, job_us: dict) -> str:
     """Markdown: CPU s per side, and what the job process would save."""
     lines = ["| task | rows | job process today (work) | codec | pack | unpack | bytes/row | "
-             "job process saves | of the job's CPU |", "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
-    rest = messages * work_us * 1e-6
+             "job process saves | of the job's CPU | ... if it ships the raw values |",
+             "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for row in costs:
         if row["codec"] == "single":
-            work, task, rows = row["work_s"], row["task"], row["rows"]
+            work, task, rows, raw = row["work_s"], row["task"], row["rows"], row["raw_s"]
+            job = messages * job_us[task.split()[-1]] * 1e-6
             continue
         left = row["unpack_s"] if task.startswith("decode") else row["pack_s"]
         saved = work - left
         lines.append(f"| {task} | {rows:,} | {work:.3f} | {row['codec']} | {row['pack_s']:.3f} | "
                      f"{row['unpack_s']:.3f} | {row['bytes_per_row']:.0f} | {saved:.3f} | "
-                     f"{100 * saved / (work + rest):.1f}% |")  # fmt: skip
+                     f"{100 * saved / job:.1f}% | "
+                     f"{100 * (saved - raw) / job:.1f}% |")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -275,8 +287,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--orders", type=int, default=200_000, help="order changes (default 200k)")
     p.add_argument("--items", type=int, default=10_000, help="item changes (default 10k)")
-    p.add_argument("--work-us", type=float, default=10.0,
-                   help="CPU us per message of the rest of the job, in the job process (default 10)")  # fmt: skip
+    p.add_argument("--job-us", default=JOB_US,
+                   help="CPU us per order change of the whole job, per workload (python -m bench: "
+                   "CPU s / events); the pipelines spend what the task does not in the job process")  # fmt: skip
     p.add_argument("--repeat", type=int, default=3, help="in-process cost runs (best of)")
     p.add_argument("--pipeline-repeat", type=int, default=2, help="pipeline runs (median of)")
     p.add_argument("--tasks", default="decode W3,decode W2,encode W3,encode W2")
@@ -293,15 +306,22 @@ def main(argv: list[str] | None = None) -> int:
     shape = Shape(args.orders, args.items)
     chosen = [t for t in tasks(shape) if t.name in args.tasks.split(",")]
     codecs = [c for c in args.codecs.split(",") if c]
-    print(f"# second core: {args.orders:,} order changes, rest of the job {args.work_us} us "
-          f"per message, load {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs", flush=True)  # fmt: skip
+    job_us = {k: float(v) for k, v in (p.split("=") for p in args.job_us.split(","))}
+    where = "the job's session" if args.same_session else "sessions of their own"
+    print(f"# second core: {args.orders:,} order changes, the job {args.job_us} CPU us per "
+          f"change, worker in {where}, load {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs",
+          flush=True)  # fmt: skip
     costs = [row for t in chosen for row in handoff_costs(t, args.repeat)]
     print("\nCPU seconds in one process, best of", args.repeat)
-    print(cost_table(costs, args.orders, args.work_us), flush=True)
+    print(cost_table(costs, args.orders, job_us), flush=True)
     global OWN_SESSION
     OWN_SESSION = not args.same_session
     piped = [t for t in chosen if t.name in args.pipeline_tasks.split(",")]
-    runs = [row for t in piped for row in pipelines(t, codecs, args.work_us, args.pipeline_repeat)]
+    work = {r["task"]: r["work_s"] for r in costs if r["codec"] == "single"}
+    runs = []
+    for t in piped:
+        rest = args.orders * job_us[t.name.split()[-1]] * 1e-6 - work[t.name]
+        runs += pipelines(t, codecs, rest, args.pipeline_repeat)
     print(f"\nPipelines, median of {args.pipeline_repeat}")
     print(pipeline_table(runs), flush=True)
     if args.results:
