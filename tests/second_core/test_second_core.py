@@ -79,7 +79,7 @@ def test_ring_refuses_a_batch_larger_than_its_slot():
 def test_bench_runs_end_to_end_on_the_real_codecs(tmp_path, capsys):
     out = tmp_path / "results.json"
     args = ["--orders", "3000", "--items", "300", "--repeat", "1", "--pipeline-repeat", "1",
-            "--codecs", "msgpack", "--pipeline-tasks", "decode W3", "--results", str(out)]  # fmt: skip
+            "--codecs", "msgpack", "--pipeline-codecs", "msgpack", "--pipeline-tasks", "decode W3", "--results", str(out)]  # fmt: skip
     assert second_core.main(args) == 0
     results = json.loads(out.read_text())
     costs = {(c["task"], c["codec"]): c for c in results["costs"]}
