@@ -33,7 +33,7 @@ def _planned(workload: str):
 
 def orders_decoder(workload: str):
     """The orders scan's value decoder as the job builds it (connectors/kafka.py, and
-    processor/runtime/normalize_source.py: before-images from state)."""
+    processor/runtime/normalize_source.py when before-images come from state)."""
     from deltaflow.connectors import kafka
     from deltaflow.connectors.layout import build_layout
     from deltaflow.processor.job_tables import scans_of, source_spec
@@ -41,7 +41,8 @@ def orders_decoder(workload: str):
     scan = next(s for s in scans_of(_planned(workload)) if s.table.endswith(".orders"))
     spec = source_spec(scan)
     decoder, _ = build_layout(spec, kafka.table_options(spec)).decoders(spec.name)
-    decoder.accept_partial_images()
+    if scan.normalize:  # processor/job_inputs.py install_checks
+        decoder.accept_partial_images()
     return decoder
 
 
