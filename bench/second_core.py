@@ -7,7 +7,8 @@ Debezium JSON bytes) with deltaflow's real codecs as the jobs build them:
 
 - **decode W3 / decode W2**: the orders table's debezium-json decoder as the W3 / W2 job
   plans it (the columns it demands, before-images from state: ``accept_partial_images``),
-  over batches of 5,000 messages (the job's ``POLL_RECORDS``);
+  over batches of 5,000 messages (the job's ``POLL_RECORDS``); ``decode W1msg`` (with
+  ``--tasks``) is W1msg's, before-images from the messages and the WHERE as pre-filter;
 - **encode W3 / encode W2**: the upsert-kafka/json encoder of the job's sink (key and
   value per change, tombstones for -U/-D) over W3-shaped (an order joined with its item)
   and W2-shaped (per-merchant count and sum, -U/+U per change) output rows.
@@ -79,7 +80,7 @@ def handoff_costs(task: Task, codecs: list[str], repeat: int) -> list[dict]:
 OWN_SESSION = True
 # CPU us per order change of the job's own thread (python -m bench, 200k orders + 10k
 # items, the child's main_thread_cpu_s: librdkafka's threads left out), load 28
-JOB_US = "W3=17.7,W2=11.5"
+JOB_US = "W3=17.7,W2=11.5,W1msg=2.6"
 
 
 def spin(seconds: float) -> None:

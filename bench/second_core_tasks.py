@@ -136,7 +136,7 @@ def tasks(shape: Shape) -> list[Task]:
     values = [v for _, v in encoded(order_events(shape))]
     raws = raw_batches(values)
     out = []
-    for workload in ("W3", "W2"):
+    for workload in ("W3", "W2", "W1msg"):
         decoder = orders_decoder(workload)
         out.append(Task(f"decode {workload}", "decode", raws, decoder.decode, ORDER_SHAPE,
                         len(values)))  # fmt: skip
