@@ -26,9 +26,10 @@ def run_deltaflow(args: argparse.Namespace, topics: dict[str, str]) -> dict:
 
     planned = plan_job(kafka_job(args.workload, args.bootstrap, topics), source_name=args.workload)
     plan_text = planned.explain()
-    started = time.perf_counter()
+    started, main_cpu = time.perf_counter(), time.thread_time()
     job = Job(planned.plan, JobOptions(state_dir=Path(args.state_dir), bootstrap=args.bootstrap))
     profile(args, job.run)
+    main_cpu = time.thread_time() - main_cpu  # the job's own thread: not librdkafka's
     import deltaflow.processor.job as job_module
 
     seconds = time.perf_counter() - started
@@ -36,7 +37,8 @@ def run_deltaflow(args: argparse.Namespace, topics: dict[str, str]) -> dict:
 
     return {"events": job.stats.total_in, "seconds": seconds,
             "delta_join": "DeltaJoin" in plan_text, "plan": plan_text,
-            "code": job_module.__file__, "state_mb": state_mb(args.state_dir)}  # fmt: skip
+            "code": job_module.__file__, "state_mb": state_mb(args.state_dir),
+            "main_thread_cpu_s": main_cpu}  # fmt: skip
 
 
 def run_hand(args: argparse.Namespace, topics: dict[str, str]) -> dict:
