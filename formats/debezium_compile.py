@@ -153,6 +153,7 @@ class RowCode:
         errors: tuple[type[BaseException], ...] = (),
         keep: Keep | None = None,
         partial: bool = False,
+        before: RowCode | None = None,
     ) -> BatchReader:
         """``run(values, kinds, rows, slow, schema=None) -> dropped``: appends the
         changes of each message, each row followed by the values of the ``meta``
@@ -169,8 +170,11 @@ class RowCode:
 
         ``partial``: an update whose before-image is null gives its ``+U`` alone (the
         source's normalizer takes the before-image from its state).
+
+        ``before``: the code reading a before-image (default this one), for a struct of
+        fewer columns (the others None).
         """
-        row_a, row_b, line = self.row("a"), self.row("b"), ""
+        row_a, row_b, line = self.row("a"), (before or self).row("b"), ""
         if meta:
             calls = "".join(f"M{n}(env, schema), " for n in range(len(meta)))
             line = f"\n            m = ({calls})"

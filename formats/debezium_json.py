@@ -36,6 +36,7 @@ before its row is built (counted in ``filtered``); the checked path keeps every 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -129,6 +130,7 @@ class DebeziumJsonDecoder:
         self._prefilter = spec.prefilter
         self.filtered = 0  # row images the pre-filter dropped (never built)
         self.partial = False  # before-images come from state (accept_partial_images)
+        self._before_columns: frozenset[str] | None = None  # all a before-image is read for
         self.truncates = 0  # truncates handed on as a -D of TRUNCATED
         self._plain = self._typed = self._plan({})
         self._loose: Plan | None = None  # built when the data asks for it (_loosen)
@@ -142,11 +144,13 @@ class DebeziumJsonDecoder:
         self.logical_messages = 0  # op "m" (logical decoding messages): skipped, counted
         self._counted: dict[tuple[str, int], int] = {}  # the last offset counted there
 
-    def accept_partial_images(self) -> None:
+    def accept_partial_images(self, key: Sequence[str] = ()) -> None:
         """The source takes before-images from its state: an update without one gives
         its +U alone, a truncate a -D of ``TRUNCATED`` (the normalizer makes them exact).
-        Needs every image (no pre-filter)."""
+        Needs every image (no pre-filter). ``key``: the primary key columns, all the
+        normalizer reads of a before-image (its other columns are then left None)."""
         self.partial, self._prefilter = True, None
+        self._before_columns = frozenset(key) or None
         self._plain = self._typed = self._plan({})
         self._loose, self._plans = None, {}
 
@@ -211,6 +215,7 @@ class DebeziumJsonDecoder:
                 loose=True,
                 default_decimals=self._decimals,
                 partial=self.partial,
+                before_columns=self._before_columns,
             )
         self._plain, self._loose_left = self._loose, _LOOSE_BATCHES
 
@@ -282,9 +287,8 @@ class DebeziumJsonDecoder:
             plan, value, schema = self._unwrapped(wrapped)
         try:
             env = plan.fast.decode(value)
-            read = plan.read
-            before = None if env.before is None else read(env.before)
-            after = None if env.after is None else read(env.after)
+            before = None if env.before is None else plan.read_before(env.before)
+            after = None if env.after is None else plan.read(env.after)
         except msgspec.ValidationError:
             env, before, after = self._checked(plan, value)
         except msgspec.DecodeError as exc:
@@ -408,6 +412,7 @@ class DebeziumJsonDecoder:
             decimals=decimals,
             default_decimals=self._decimals,
             partial=self.partial,
+            before_columns=self._before_columns,
         )
 
     def _bad_op(self, op: Any, value: Any) -> Bad:
