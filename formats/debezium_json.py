@@ -13,7 +13,8 @@ Each message is one change event ``{"before": .., "after": .., "op": .., "source
   table with a PRIMARY KEY, ``'debezium-json.before-image'``): an update without a
   before-image then gives its ``+U`` alone and ``t`` (truncate) a ``-D`` of
   ``TRUNCATED``, which the source's normalizer (``processor/runtime/normalize.py``)
-  turns into an exact changelog.
+  turns into an exact changelog; a before-image is then read for its primary key
+  columns alone (the others are None, neither built nor checked).
 - Otherwise ``t`` (truncate) and every other ``op`` are errors: Flink's debezium-json
   knows only ``c``/``r``/``u``/``d`` and fails on others ("Unknown "op" value").
 - ``ignore-parse-errors`` (``on_error="skip"``): a message that cannot be read is

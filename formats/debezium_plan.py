@@ -136,6 +136,7 @@ class Plan:
         cut = set() if before_columns is None or self.keep else {
             i for i, (n, _) in enumerate(columns) if n not in before_columns
         }  # fmt: skip
+        self.before_skipped = self.skipped | cut  # the checked path reads the same columns
         before = row
         if cut - self.skipped:
             kept = [f for f in fields if int(f[0][1:]) not in cut]
@@ -175,8 +176,9 @@ class Plan:
             raise Bad(f'the "{which}" field is not a JSON object but {show(image)}')
         out: list[Any] = []
         nulled = 0
+        skipped = self.before_skipped if which == "before" else self.skipped
         for i, ((name, dtype), conv) in enumerate(zip(self.columns, self.convs, strict=True)):
-            v = None if i in self.skipped else image.get(name)
+            v = None if i in skipped else image.get(name)
             if v is None:
                 out.append(None)
                 continue

@@ -16,7 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, RawBatch
+from deltaflow.formats.changelog import (
+    DELETE,
+    INSERT,
+    TRUNCATED,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    RawBatch,
+)
 from deltaflow.formats.debezium_json import DebeziumJsonDecoder
 from deltaflow.formats.debezium_plan import Bad
 from deltaflow.formats.errors import FormatError
@@ -297,3 +304,63 @@ def test_untyped_floats_are_exact_when_the_row_has_a_decimal() -> None:
     assert rows == [(Decimal("1.00"), ["1E-7", "0.1", "2"])]
     _, _, after, _ = fast._plain.checked(message)
     assert after == rows[0]
+
+
+def _partial(demanded: frozenset[str] | None, key: list[str], loose: bool) -> DebeziumJsonDecoder:
+    decoder = DebeziumJsonDecoder(FormatSpec(COLUMNS, on_error="dead-letter", demanded=demanded))
+    decoder.accept_partial_images(key)
+    if loose:
+        decoder._loosen()
+    return decoder
+
+
+def _key_only(envelope: dict, key: list[str]) -> dict:
+    """``envelope`` with its before-image (when an object) cut to the ``key`` columns."""
+    before = envelope.get("before")
+    if not isinstance(before, dict):
+        return envelope
+    return {**envelope, "before": {k: v for k, v in before.items() if k in key}}
+
+
+@fast_path
+@given(
+    st.lists(envelopes, min_size=1, max_size=6),
+    st.sampled_from([["id"], ["id", "name"], ["at"]]),
+    st.booleans(),
+)
+def test_before_images_read_for_their_key_alone(
+    envelopes: list[dict], key: list[str], loose: bool
+) -> None:
+    """With before-images from state and the key given, a message reads as a decoder
+    reading images whole reads it with the before-image cut to its key columns (the
+    normalizer reads nothing else of it): the same kinds, rows and refusals, on the
+    compiled loop, the checked path and the loose plan."""
+    raw = RawBatch("t", 0, list(range(len(envelopes))), [_encode(e) for e in envelopes])
+    cut_messages = [_encode(_key_only(e, key)) for e in envelopes]
+    cut_raw = RawBatch("t", 0, list(range(len(envelopes))), cut_messages)
+    whole, cut = _partial(None, [], loose), _partial(None, key, loose)
+    expected, got = whole.decode(cut_raw), cut.decode(raw)
+    assert got.kinds == expected.kinds
+    assert [r if r is TRUNCATED else _shown([r]) for r in got.rows] == [
+        r if r is TRUNCATED else _shown([r]) for r in expected.rows
+    ]
+    assert [d[2] for d in cut.dead_letters] == [d[2] for d in whole.dead_letters]
+
+
+def test_before_image_of_an_update_is_its_key_alone() -> None:
+    """The normalizer reads only the key of a before-image: the fast path builds no
+    other column of it (no DECIMAL conversion), also when the key changes."""
+    decoder = _partial(None, ["id"], False)
+    messages = [
+        b'{"before":{"id":1,"amount":"1.50","name":"a"},"after":{"id":1,"amount":"2.50",'
+        b'"name":"b"},"op":"u"}',
+        b'{"before":{"id":1,"amount":"2.50","name":"b"},"after":{"id":2,"amount":"2.50",'
+        b'"name":"b"},"op":"u"}',
+        b'{"before":{"id":2,"amount":"2.50","name":"b"},"after":null,"op":"d"}',
+    ]
+    batch = decoder.decode(RawBatch("t", 0, [0, 1, 2], messages))
+    empty = (None,) * (len(COLUMNS) - 1)
+    assert batch.kinds == [UPDATE_BEFORE, UPDATE_AFTER, UPDATE_BEFORE, UPDATE_AFTER, DELETE]
+    assert [batch.rows[i] for i in (0, 2, 4)] == [(1, *empty), (1, *empty), (2, *empty)]
+    assert batch.rows[1][:4] == (1, None, Decimal("2.50"), "b")
+    assert batch.rows[3][:4] == (2, None, Decimal("2.50"), "b")
