@@ -132,6 +132,7 @@ class DebeziumJsonDecoder:
         self.filtered = 0  # row images the pre-filter dropped (never built)
         self.partial = False  # before-images come from state (accept_partial_images)
         self._before_columns: frozenset[str] | None = None  # all a before-image is read for
+        self._key_at: list[int] = []  # where those columns are
         self.truncates = 0  # truncates handed on as a -D of TRUNCATED
         self._plain = self._typed = self._plan({})
         self._loose: Plan | None = None  # built when the data asks for it (_loosen)
@@ -152,6 +153,7 @@ class DebeziumJsonDecoder:
         normalizer reads of a before-image (its other columns are then left None)."""
         self.partial, self._prefilter = True, None
         self._before_columns = frozenset(key) or None
+        self._key_at = [i for i, (name, _) in enumerate(self._columns) if name in key]
         self._plain = self._typed = self._plan({})
         self._loose, self._plans = None, {}
 
@@ -310,10 +312,10 @@ class DebeziumJsonDecoder:
         elif op == "u":
             if after is None:
                 raise Bad('the "after" field of an UPDATE message is null')
-            if before is not None:
+            if before is not None and not self._same_key(before, after):
                 kinds.append(UPDATE_BEFORE)
                 rows.append(before + meta)
-            elif not self.partial:
+            elif before is None and not self.partial:
                 raise Bad(REPLICA_IDENTITY.format("UPDATE"), _REPLICA_HINT)
             kinds.append(UPDATE_AFTER)
             rows.append(after + meta)
@@ -330,6 +332,13 @@ class DebeziumJsonDecoder:
             self.truncates += 1
         else:
             raise self._bad_op(op, value)
+
+    def _same_key(self, before: tuple, after: tuple) -> bool:
+        """Whether an update's before-image, read for its key alone, holds the
+        after-image's key: its -U is then left out (the normalizer reads the two as one
+        update of that key)."""
+        at = self._key_at
+        return bool(at) and all(before[i] == after[i] for i in at)
 
     def _metadata(self, env: Any, schema: str | None) -> tuple:
         try:
