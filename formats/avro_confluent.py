@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import fastavro
 
@@ -217,9 +217,10 @@ class DebeziumAvroDecoder(ConfluentDecoder):
     partial = False  # before-images come from state (accept_partial_images)
     truncates = 0  # truncates handed on as a -D of TRUNCATED
 
-    def accept_partial_images(self) -> None:
+    def accept_partial_images(self, key: Sequence[str] = ()) -> None:
         """As ``DebeziumJsonDecoder.accept_partial_images``: an update without a
-        before-image gives its +U alone, a truncate a -D of ``TRUNCATED``."""
+        before-image gives its +U alone, a truncate a -D of ``TRUNCATED`` (Avro reads
+        each image whole: ``key`` is not used)."""
         self.partial = True
 
     def decode(self, raw: RawBatch) -> Batch:

@@ -40,7 +40,8 @@ class Keep:
 # folds those tests and their dead branches away at compile time. A count follows its
 # row's append, so a message whose row raises goes to ``slow`` (which reads every image
 # of it) uncounted. With ``partial`` (before-images taken from state downstream) an update
-# without a before-image gives its +U alone.
+# without a before-image gives its +U alone, and so does one whose before-image is read for
+# its key alone (``before``) when that key is the after-image's (``same_key``).
 _BATCH = """\
 def run(values, kinds, rows, slow, schema=None):
     add_kind, add_row = kinds.append, rows.append
@@ -54,6 +55,10 @@ def run(values, kinds, rows, slow, schema=None):
             if op == "u":
                 b, a = env.before, env.after
                 if b is not None and a is not None:
+                    if {same_key}:
+                        add_row({row_a})
+                        add_kind(UPDATE_AFTER)
+                        continue
                     if {keep_b}:
                         if {keep_a}:
                             rows += ({row_b}, {row_a})
@@ -153,6 +158,7 @@ class RowCode:
         errors: tuple[type[BaseException], ...] = (),
         keep: Keep | None = None,
         partial: bool = False,
+        before: RowCode | None = None,
     ) -> BatchReader:
         """``run(values, kinds, rows, slow, schema=None) -> dropped``: appends the
         changes of each message, each row followed by the values of the ``meta``
@@ -169,8 +175,11 @@ class RowCode:
 
         ``partial``: an update whose before-image is null gives its ``+U`` alone (the
         source's normalizer takes the before-image from its state).
+
+        ``before``: the code reading a before-image (default this one), for a struct of
+        fewer columns (the others None).
         """
-        row_a, row_b, line = self.row("a"), self.row("b"), ""
+        row_a, row_b, line = self.row("a"), (before or self).row("b"), ""
         if meta:
             calls = "".join(f"M{n}(env, schema), " for n in range(len(meta)))
             line = f"\n            m = ({calls})"
@@ -192,10 +201,21 @@ class RowCode:
             keep_a="True" if keep is None else keep.code.format(o="a"),
             keep_b="True" if keep is None else keep.code.format(o="b"),
             partial="True" if partial else "False",
+            same_key=self._same_key(before) if partial and keep is None else "False",
         )
         if keep is not None:
             names.update(keep.scope)
         return self._exec(source, names, "run")
+
+    def _same_key(self, before: RowCode | None) -> str:
+        """A test that an update's before-image, read for its key alone (``before``),
+        holds the after-image's key: the struct fields equal (their converted values then
+        are too; a key whose fields differ but convert alike gives the -U/+U pair, which
+        the normalizer reads as one update of its key)."""
+        if before is None:
+            return "False"
+        at = [i for i in range(self.count) if i not in before.skipped]
+        return " and ".join(f"b.c{i} == a.c{i}" for i in at) or "False"
 
     def _exec(self, source: str, names: dict[str, Any], name: str) -> Any:
         part = f"debezium-json {name}"

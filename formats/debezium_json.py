@@ -13,7 +13,8 @@ Each message is one change event ``{"before": .., "after": .., "op": .., "source
   table with a PRIMARY KEY, ``'debezium-json.before-image'``): an update without a
   before-image then gives its ``+U`` alone and ``t`` (truncate) a ``-D`` of
   ``TRUNCATED``, which the source's normalizer (``processor/runtime/normalize.py``)
-  turns into an exact changelog.
+  turns into an exact changelog; a before-image is then read for its primary key
+  columns alone (the others are None, neither built nor checked).
 - Otherwise ``t`` (truncate) and every other ``op`` are errors: Flink's debezium-json
   knows only ``c``/``r``/``u``/``d`` and fails on others ("Unknown "op" value").
 - ``ignore-parse-errors`` (``on_error="skip"``): a message that cannot be read is
@@ -36,6 +37,7 @@ before its row is built (counted in ``filtered``); the checked path keeps every 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -129,6 +131,8 @@ class DebeziumJsonDecoder:
         self._prefilter = spec.prefilter
         self.filtered = 0  # row images the pre-filter dropped (never built)
         self.partial = False  # before-images come from state (accept_partial_images)
+        self._before_columns: frozenset[str] | None = None  # all a before-image is read for
+        self._key_at: list[int] = []  # where those columns are
         self.truncates = 0  # truncates handed on as a -D of TRUNCATED
         self._plain = self._typed = self._plan({})
         self._loose: Plan | None = None  # built when the data asks for it (_loosen)
@@ -142,11 +146,14 @@ class DebeziumJsonDecoder:
         self.logical_messages = 0  # op "m" (logical decoding messages): skipped, counted
         self._counted: dict[tuple[str, int], int] = {}  # the last offset counted there
 
-    def accept_partial_images(self) -> None:
+    def accept_partial_images(self, key: Sequence[str] = ()) -> None:
         """The source takes before-images from its state: an update without one gives
         its +U alone, a truncate a -D of ``TRUNCATED`` (the normalizer makes them exact).
-        Needs every image (no pre-filter)."""
+        Needs every image (no pre-filter). ``key``: the primary key columns, all the
+        normalizer reads of a before-image (its other columns are then left None)."""
         self.partial, self._prefilter = True, None
+        self._before_columns = frozenset(key) or None
+        self._key_at = [i for i, (name, _) in enumerate(self._columns) if name in key]
         self._plain = self._typed = self._plan({})
         self._loose, self._plans = None, {}
 
@@ -211,6 +218,7 @@ class DebeziumJsonDecoder:
                 loose=True,
                 default_decimals=self._decimals,
                 partial=self.partial,
+                before_columns=self._before_columns,
             )
         self._plain, self._loose_left = self._loose, _LOOSE_BATCHES
 
@@ -282,9 +290,8 @@ class DebeziumJsonDecoder:
             plan, value, schema = self._unwrapped(wrapped)
         try:
             env = plan.fast.decode(value)
-            read = plan.read
-            before = None if env.before is None else read(env.before)
-            after = None if env.after is None else read(env.after)
+            before = None if env.before is None else plan.read_before(env.before)
+            after = None if env.after is None else plan.read(env.after)
         except msgspec.ValidationError:
             env, before, after = self._checked(plan, value)
         except msgspec.DecodeError as exc:
@@ -305,10 +312,10 @@ class DebeziumJsonDecoder:
         elif op == "u":
             if after is None:
                 raise Bad('the "after" field of an UPDATE message is null')
-            if before is not None:
+            if before is not None and not self._same_key(before, after):
                 kinds.append(UPDATE_BEFORE)
                 rows.append(before + meta)
-            elif not self.partial:
+            elif before is None and not self.partial:
                 raise Bad(REPLICA_IDENTITY.format("UPDATE"), _REPLICA_HINT)
             kinds.append(UPDATE_AFTER)
             rows.append(after + meta)
@@ -325,6 +332,13 @@ class DebeziumJsonDecoder:
             self.truncates += 1
         else:
             raise self._bad_op(op, value)
+
+    def _same_key(self, before: tuple, after: tuple) -> bool:
+        """Whether an update's before-image, read for its key alone, holds the
+        after-image's key: its -U is then left out (the normalizer reads the two as one
+        update of that key)."""
+        at = self._key_at
+        return bool(at) and all(before[i] == after[i] for i in at)
 
     def _metadata(self, env: Any, schema: str | None) -> tuple:
         try:
@@ -408,6 +422,7 @@ class DebeziumJsonDecoder:
             decimals=decimals,
             default_decimals=self._decimals,
             partial=self.partial,
+            before_columns=self._before_columns,
         )
 
     def _bad_op(self, op: Any, value: Any) -> Bad:

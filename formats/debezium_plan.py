@@ -99,6 +99,7 @@ class Plan:
         decimals: dict[str, str] | None = None,
         default_decimals: str = DEFAULT_DECIMALS,
         partial: bool = False,
+        before_columns: frozenset[str] | None = None,
     ) -> None:
         self.columns = columns
         self.null_bad_fields = null_bad_fields
@@ -130,15 +131,31 @@ class Plan:
         fields = [(f, msgspec.Raw if int(f[1:]) in raw else t, d) for f, t, d in fields]
         rename = {f"c{i}": name for i, (name, _) in enumerate(columns)}
         row = msgspec.defstruct("Row", fields, rename=rename, gc=False)
-        fast, slow = _envelopes(row, meta_keys)
+        # a before-image read for its ``before_columns`` alone (the source takes the rest
+        # from state): msgspec skips the other fields without building them
+        cut = set() if before_columns is None or self.keep else {
+            i for i, (n, _) in enumerate(columns) if n not in before_columns
+        }  # fmt: skip
+        self.before_skipped = self.skipped | cut  # the checked path reads the same columns
+        before = row
+        if cut - self.skipped:
+            kept = [f for f in fields if int(f[0][1:]) not in cut]
+            before = msgspec.defstruct("BeforeRow", kept, rename=rename, gc=False)
+        fast, slow = _envelopes(row, meta_keys, before)
         # as Flink's JSON reader (USE_BIG_DECIMAL_FOR_FLOATS when the row has a DECIMAL):
         # untyped floats are exact on both paths, so both read them alike
         hook = Decimal if any(has_decimal(t) for _, t in columns) else None
         self.fast = msgspec.json.Decoder(fast, float_hook=hook)
         self.slow = msgspec.json.Decoder(slow, float_hook=hook)
         code = RowCode(len(columns), posts, self.skipped, decimals, raw)
-        self.read = code.compile_reader()
-        self.run = code.compile_batch(self.fast.decode, meta, (Bad,), self.keep, partial)
+        self.read = self.read_before = code.compile_reader()
+        before_code = None
+        if before is not row:
+            before_code = RowCode(len(columns), posts, self.skipped | cut, decimals, raw)
+            self.read_before = before_code.compile_reader()
+        self.run = code.compile_batch(
+            self.fast.decode, meta, (Bad,), self.keep, partial, before_code
+        )
 
     def checked(self, value: Any) -> tuple[Any, tuple | None, tuple | None, int]:
         """The checked path: the envelope, both images and how many fields became NULL."""
@@ -159,8 +176,9 @@ class Plan:
             raise Bad(f'the "{which}" field is not a JSON object but {show(image)}')
         out: list[Any] = []
         nulled = 0
+        skipped = self.before_skipped if which == "before" else self.skipped
         for i, ((name, dtype), conv) in enumerate(zip(self.columns, self.convs, strict=True)):
-            v = None if i in self.skipped else image.get(name)
+            v = None if i in skipped else image.get(name)
             if v is None:
                 out.append(None)
                 continue
@@ -176,9 +194,10 @@ class Plan:
         return tuple(out), nulled
 
 
-def _envelopes(row: Any, meta_keys: list[str]) -> tuple[Any, Any]:
-    """The typed envelope struct of the fast path (images as ``row``) and the untyped one
-    of the checked path, each with the fields the metadata keys read."""
+def _envelopes(row: Any, meta_keys: list[str], before: Any) -> tuple[Any, Any]:
+    """The typed envelope struct of the fast path (images as ``row``, the before-image
+    as ``before``) and the untyped one of the checked path, each with the fields the
+    metadata keys read."""
     extra: list[tuple[str, Any, None]] = []
     if "source.properties" in meta_keys:
         extra.append(("source", Any, None))
@@ -187,7 +206,7 @@ def _envelopes(row: Any, meta_keys: list[str]) -> tuple[Any, Any]:
     if "ingestion-timestamp" in meta_keys:
         extra.append(("ts_ms", Any, None))
     images: list[tuple[str, Any, None]] = [
-        ("before", row | None, None),
+        ("before", before | None, None),
         ("after", row | None, None),
     ]
     fast = msgspec.defstruct("Envelope", [*images, ("op", str | None, None), *extra], gc=False)

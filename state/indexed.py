@@ -103,9 +103,9 @@ class IndexedTable:
         # integer row keys: the largest one stored or buffered (None: none), read lazily;
         # a key past it is absent without a read (new keys of a sequence)
         self._last: object = _UNREAD if row_keys.fixed_keys(self.key_columns, types) else _OFF
-        # the rows' bytes after each batch applied since the last flush (None: deleted),
-        # not in the row table yet
-        self._unflushed: list[dict[object, bytes | None]] = []
+        # the rows after each batch applied since the last flush (None: deleted), not in
+        # the row table yet: encoded at the flush, once per key
+        self._unflushed: list[dict[object, tuple | None]] = []
         self._committing: list | None = None  # the keys of commit_writes, until committed
         self._keep = KEEP_ROWS if keep is None else keep
         self._indexes: dict[str, Index] = {}
@@ -157,9 +157,8 @@ class IndexedTable:
         """The final row (None: deleted) of each key of ``after``, whose rows were
         ``before`` (as ``rows`` gave them, same keys)."""
         self._known.update(after)
-        # encoded now, while the batch's rows are in the CPU's caches
-        images = row_keys.encode_images(list(after.values()), self._lead, self._encode_rows)
-        self._unflushed.append(dict(zip(after, images, strict=True)))
+        # encoded at the flush or commit, once per key however many batches changed it
+        self._unflushed.append(dict(after))
         for index in self._indexes.values():
             if index.table is not None:
                 self._move(index, before, after)
@@ -208,7 +207,7 @@ class IndexedTable:
         the rows' bytes or None for a deleted row, whether in key order). Positive integer
         keys are sorted as ints and encoded by runs of one length (``encode_sorted_ints``),
         their bytes then in order with no sort of the bytes."""
-        latest: dict[Any, bytes | None] = {}
+        latest: dict[Any, tuple | None] = {}
         for after in self._unflushed:
             latest.update(after)
         if self._last is not _OFF and None not in latest:
@@ -218,9 +217,12 @@ class IndexedTable:
                 keys = []
             encoded = encode_sorted_ints(keys)
             if encoded is not None:
-                return keys, encoded, list(map(latest.__getitem__, keys)), True
+                return keys, encoded, self._images(list(map(latest.__getitem__, keys))), True
         keys = list(latest)
-        return keys, list(map(self._encode_pk, keys)), list(latest.values()), False
+        return keys, list(map(self._encode_pk, keys)), self._images(list(latest.values())), False
+
+    def _images(self, rows: list) -> list[bytes | None]:
+        return row_keys.encode_images(rows, self._lead, self._encode_rows)
 
     def _raise_last(self, keys: list) -> None:
         """Keeps the largest integer row key up to date with the flushed ``keys``."""

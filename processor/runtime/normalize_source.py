@@ -238,7 +238,7 @@ def install(source, scan, backend, mode: str, fresh: bool) -> NormalizingDecoder
         )
     placeholder = spec.options.get("unavailable-value-placeholder", PLACEHOLDER)
     normalizer = Normalizer(store, key_at, placeholder, refuse_unknown=refuse)
-    inner.accept_partial_images()
+    inner.accept_partial_images(list(scan.primary_key))  # before-images: the key alone
     policy = spec.on_error if refuse else "normalized"
     deleted = backend.table(f"{name}:deleted")
     bounds = getattr(source, "bounds", None)  # a Kafka source's partitions (files: one)

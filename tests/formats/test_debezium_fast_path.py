@@ -16,7 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, RawBatch
+from deltaflow.formats.changelog import (
+    DELETE,
+    INSERT,
+    TRUNCATED,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    RawBatch,
+)
 from deltaflow.formats.debezium_json import DebeziumJsonDecoder
 from deltaflow.formats.debezium_plan import Bad
 from deltaflow.formats.errors import FormatError
@@ -297,3 +304,78 @@ def test_untyped_floats_are_exact_when_the_row_has_a_decimal() -> None:
     assert rows == [(Decimal("1.00"), ["1E-7", "0.1", "2"])]
     _, _, after, _ = fast._plain.checked(message)
     assert after == rows[0]
+
+
+def _partial(demanded: frozenset[str] | None, key: list[str], loose: bool) -> DebeziumJsonDecoder:
+    decoder = DebeziumJsonDecoder(FormatSpec(COLUMNS, on_error="dead-letter", demanded=demanded))
+    decoder.accept_partial_images(key)
+    if loose:
+        decoder._loosen()
+    return decoder
+
+
+def _one_update(batch, at: list[int]) -> tuple[list, list]:
+    """``batch`` without the -U of each update that keeps its key (at ``at``): the
+    normalizer reads a -U/+U pair of one key as that key's +U alone."""
+    kinds, rows, n = [], [], len(batch.kinds)
+    for i, (kind, row) in enumerate(zip(batch.kinds, batch.rows, strict=True)):
+        nxt = batch.rows[i + 1] if i + 1 < n and batch.kinds[i + 1] == UPDATE_AFTER else None
+        if kind == UPDATE_BEFORE and nxt is not None and all(row[j] == nxt[j] for j in at):
+            continue
+        kinds.append(kind)
+        rows.append(row)
+    return kinds, rows
+
+
+def _key_only(envelope: dict, key: list[str]) -> dict:
+    """``envelope`` with its before-image (when an object) cut to the ``key`` columns."""
+    before = envelope.get("before")
+    if not isinstance(before, dict):
+        return envelope
+    return {**envelope, "before": {k: v for k, v in before.items() if k in key}}
+
+
+@fast_path
+@given(
+    st.lists(envelopes, min_size=1, max_size=6),
+    st.sampled_from([["id"], ["id", "name"], ["at"]]),
+    st.booleans(),
+)
+def test_before_images_read_for_their_key_alone(
+    envelopes: list[dict], key: list[str], loose: bool
+) -> None:
+    """With before-images from state and the key given, a message reads as a decoder
+    reading images whole reads it with the before-image cut to its key columns (the
+    normalizer reads nothing else of it): the same kinds, rows and refusals, on the
+    compiled loop, the checked path and the loose plan."""
+    raw = RawBatch("t", 0, list(range(len(envelopes))), [_encode(e) for e in envelopes])
+    cut_messages = [_encode(_key_only(e, key)) for e in envelopes]
+    cut_raw = RawBatch("t", 0, list(range(len(envelopes))), cut_messages)
+    whole, cut = _partial(None, [], loose), _partial(None, key, loose)
+    at = [i for i, (name, _) in enumerate(COLUMNS) if name in key]
+    expected, got = _one_update(whole.decode(cut_raw), at), _one_update(cut.decode(raw), at)
+    assert got[0] == expected[0]
+    assert [r if r is TRUNCATED else _shown([r]) for r in got[1]] == [
+        r if r is TRUNCATED else _shown([r]) for r in expected[1]
+    ]
+    assert [d[2] for d in cut.dead_letters] == [d[2] for d in whole.dead_letters]
+
+
+def test_before_image_of_an_update_is_its_key_alone() -> None:
+    """The normalizer reads only the key of a before-image: the fast path builds no
+    other column of it (no DECIMAL conversion), and none at all for an update that keeps
+    its key (its +U alone); an update moving the key keeps its -U."""
+    decoder = _partial(None, ["id"], False)
+    messages = [
+        b'{"before":{"id":1,"amount":"1.50","name":"a"},"after":{"id":1,"amount":"2.50",'
+        b'"name":"b"},"op":"u"}',
+        b'{"before":{"id":1,"amount":"2.50","name":"b"},"after":{"id":2,"amount":"2.50",'
+        b'"name":"b"},"op":"u"}',
+        b'{"before":{"id":2,"amount":"2.50","name":"b"},"after":null,"op":"d"}',
+    ]
+    batch = decoder.decode(RawBatch("t", 0, [0, 1, 2], messages))
+    empty = (None,) * (len(COLUMNS) - 1)
+    assert batch.kinds == [UPDATE_AFTER, UPDATE_BEFORE, UPDATE_AFTER, DELETE]
+    assert [batch.rows[i] for i in (1, 3)] == [(1, *empty), (2, *empty)]
+    assert batch.rows[0][:4] == (1, None, Decimal("2.50"), "b")
+    assert batch.rows[2][:4] == (2, None, Decimal("2.50"), "b")
