@@ -25,6 +25,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from deltaflow.formats.generated import define
 from deltaflow.formats.nanos import with_nanos
 from deltaflow.formats.printing import float32, java_double, java_float
 from deltaflow.formats.types import (
@@ -113,19 +114,48 @@ def _nested_reader(dtype: DataType, iso: bool, fail_on_missing: bool) -> Conv:
         return lambda v: {
             key(k): None if x is None else value(x) for k, x in _expect(v, dict).items()
         }
+    return _row_reader(dtype, iso, fail_on_missing)
+
+
+def _row_reader(dtype: DataType, iso: bool, fail_on_missing: bool) -> Conv:
+    """A ROW's JSON object as a tuple: one generated function reading each field, a value
+    msgspec already gave as the field's own (an int in range, a str, a float, a bool)
+    taken as it is, any other through the field's converter (which decides or refuses)."""
     names = [n for n, _ in dtype.fields]
-    convs = [decoder_for(t, iso, fail_on_missing) for _, t in dtype.fields]
-    pairs = list(zip(names, convs, strict=True))
+    env: dict[str, object] = {"expect": _expect, "names": names}
+    parts = []
+    for i, (_, ftype) in enumerate(dtype.fields):
+        env[f"C{i}"] = decoder_for(ftype, iso, fail_on_missing)
+        parts.append(f"None if (x{i} := get({names[i]!r})) is None else {_taken(ftype, i, env)}")
+    missing = _MISSING if fail_on_missing else ""
+    body = ", ".join(parts) + ("," if len(parts) == 1 else "")
+    return define(_ROW.format(missing=missing, row=body), "row", env, "json row")
 
-    def row(v: object) -> tuple:
-        obj = _expect(v, dict)
-        if fail_on_missing:
-            for name in names:
-                if name not in obj:
-                    raise ValueError(f"field {name!r} is missing")
-        return tuple(None if (x := obj.get(n)) is None else c(x) for n, c in pairs)
 
-    return row
+_ROW = """def row(v):
+    if type(v) is not dict:
+        expect(v, dict)
+{missing}    get = v.get
+    return ({row})
+"""
+_MISSING = """    for name in names:
+        if name not in v:
+            raise ValueError(f"field {name!r} is missing")
+"""
+_PLAIN = {BOOLEAN: "bool", DOUBLE: "float"}
+
+
+def _taken(ftype: DataType, i: int, env: dict[str, object]) -> str:
+    """The expression of field ``i``'s value ``x<i>`` (not None)."""
+    root = ftype.root
+    if root in INT_RANGES:
+        env[f"L{i}"], env[f"H{i}"] = INT_RANGES[root]
+        return f"x{i} if type(x{i}) is int and L{i} <= x{i} <= H{i} else C{i}(x{i})"
+    if root in STRING_ROOTS:
+        return f"x{i} if type(x{i}) is str else C{i}(x{i})"
+    if root in _PLAIN:
+        return f"x{i} if type(x{i}) is {_PLAIN[root]} else C{i}(x{i})"
+    return f"C{i}(x{i})"
 
 
 def _expect(value: object, kind: type) -> object:
@@ -251,9 +281,15 @@ def _timestamp_reader(dtype: DataType, iso: bool) -> Conv:
     sep = "T" if iso else " "
     keep = 10 ** (6 - min(dtype.precision if dtype.precision is not None else 6, 6))
     parse = dt.datetime.fromisoformat
+    # the well-formed shape, checked in C; anything else goes the long way below
+    zone = "Z" if ltz else ""
+    exact = re.compile(rf"\d{{4}}-\d\d-\d\d{sep}\d\d:\d\d:\d\d(?:\.\d{{1,9}})?{zone}", re.ASCII)
 
     def read(v: object) -> dt.datetime:
-        body = _plain_timestamp(v, sep, ltz)
+        if type(v) is str and exact.fullmatch(v):
+            body: str | None = v[:-1] if ltz else v
+        else:
+            body = _plain_timestamp(v, sep, ltz)
         if body is None:
             value = _timestamp_slow(v, dtype, sep, ltz)
         else:  # the common, well-formed case: C parser

@@ -28,6 +28,7 @@ BOOLEAN_SETTINGS = (
     "table.exec.source.cdc-events-duplicate",
     "table.exec.sink.require-on-conflict",
     "table.optimizer.delta-join.ignore-non-unique-key-filter",
+    "table.optimizer.reuse-sub-plan-enabled",
 )
 
 

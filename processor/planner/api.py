@@ -3,7 +3,7 @@
 Stages: statements (``deltaflow.processor.sql``) -> catalog -> bound logical tree per
 INSERT -> TREE_RULES -> traits (bottom-up derive, top-down refine) -> SINK_RULES ->
 physical plan (``deltaflow.processor.plan``) -> PHYSICAL_RULES over the whole job
-(``physical_rules``) -> its EXPLAIN text and fingerprint.
+(``physical_rules``) -> its EXPLAIN text -> sub-plan reuse (``reuse``) -> its fingerprint.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from deltaflow.processor.planner.fingerprint import plan_fingerprint
 from deltaflow.processor.planner.physical import to_physical
 from deltaflow.processor.planner.physical_rules import apply_physical_rules, index
 from deltaflow.processor.planner.query import QueryBinder
+from deltaflow.processor.planner.reuse import reuse_enabled, share_identical
 from deltaflow.processor.planner.rules.check_collection_keys import check_collection_keys
 from deltaflow.processor.planner.rules.check_non_deterministic_updates import (
     check_non_deterministic_updates,
@@ -99,6 +100,8 @@ def plan_job(sql: str, *, source_name: str = "<job>") -> PlannedJob:
         else:
             _declare(catalog, settings, stmt)
     sinks, texts = plan_inserts(catalog, settings, inserts)
+    if reuse_enabled(settings):  # identical subtrees run once; EXPLAIN shows them as planned
+        sinks = list(share_identical(tuple(sinks)))
     plan = JobPlan(tuple(sinks), dict(settings), dict(catalog.functions))
     ttl = settings.get("table.exec.state.ttl", "").strip()
     # TTL state stores a write time with each value: state of the other kind is refused

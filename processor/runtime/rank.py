@@ -26,6 +26,8 @@ from collections import Counter
 from collections.abc import Callable
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch
+from deltaflow.formats.generated import define
+from deltaflow.formats.types import DataType
 from deltaflow.processor.plan import Rank
 from deltaflow.processor.runtime.base import Operator, key_getter, row_freezer
 from deltaflow.processor.runtime.rank_first import FirstOnWatermarkOperator
@@ -49,26 +51,35 @@ class _Desc:
         return hash(self.v)
 
 
-def sort_key(order: tuple[tuple[int, bool, bool], ...]) -> Callable[[tuple], tuple]:
-    """A key function ordering rows by ``(column, ascending, nulls_first)`` items."""
+_NEGATABLE = ("TINYINT", "SMALLINT", "INTEGER", "INT", "BIGINT", "FLOAT", "DOUBLE")
 
-    def key(row: tuple) -> tuple:
-        out: list[tuple[int, object]] = []
-        for col, asc, nulls_first in order:
-            v = row[col]
-            if v is None:
-                out.append((0 if nulls_first else 2, 0))
-            else:
-                out.append((1, v if asc else _Desc(v)))
-        return tuple(out)
 
-    return key
+def sort_key(
+    order: tuple[tuple[int, bool, bool], ...], types: list[DataType] | None = None
+) -> Callable[[tuple], tuple]:
+    """A key function ordering rows by ``(column, ascending, nulls_first)`` items: per
+    column ``(0, 0)`` for a NULL first, ``(2, 0)`` for a NULL last, else ``(1, value)``,
+    the value reversed for DESC. A DESC column of an integer or floating type (``types``
+    given) is reversed by negating it (exact, and NaN compares as it did), any other by
+    ``_Desc``. One generated function."""
+    parts, env = [], {"Desc": _Desc}
+    for i, (col, asc, nulls_first) in enumerate(order):
+        if asc:
+            value = f"v{i}"
+        elif types is not None and types[col].root in _NEGATABLE:
+            value = f"-v{i}"
+        else:
+            value = f"Desc(v{i})"
+        null = "(0, 0)" if nulls_first else "(2, 0)"
+        parts.append(f"{null} if (v{i} := row[{col}]) is None else (1, {value})")
+    body = ", ".join(parts) + ("," if len(parts) == 1 else "")
+    return define(f"def key(row):\n    return ({body})\n", "key", env, "sort key")
 
 
 class RankOperator(Operator):
     def __init__(self, node: Rank, backend, ctx) -> None:
         self.partition_of = key_getter(node.partition_keys)
-        self.key = sort_key(node.order_keys)
+        self.key = sort_key(node.order_keys, node.inputs[0].types)
         self.start = node.rank_start
         self.end = node.rank_end
         self.with_number = node.output_rank_number

@@ -104,6 +104,25 @@ class _Zone:
 KEEP_WINDOWS = 50_000  # committed live accumulators kept decoded
 
 
+def _encoded(keys: list[tuple]) -> list[bytes]:
+    """``encode_key`` of each ``(window_end, window_start, *group key)``: a key's bytes are
+    its values' bytes one after the other, so each window's and each group key's part is
+    encoded once per batch (a HOP row's group key is in several windows)."""
+    windows: dict[tuple, bytes] = {}
+    groups: dict[tuple, bytes] = {}
+    out = []
+    for skey in keys:
+        window, group = skey[:2], skey[2:]
+        head = windows.get(window)
+        if head is None:
+            head = windows[window] = encode_key(window)
+        tail = groups.get(group)
+        if tail is None:
+            tail = groups[group] = encode_key(group)
+        out.append(head + tail)
+    return out
+
+
 class WindowAggOperator(Operator):
     def __init__(self, node: WindowAggregate, backend, ctx) -> None:
         self.spec = node.window
@@ -197,7 +216,7 @@ class WindowAggOperator(Operator):
         aggs, live, state = self.aggs, self.live, self.state
         fold, init = aggs.fold_pairs, aggs.init
         keys = list(touched)
-        encoded = [encode_key(k) for k in keys]  # once: read and written by these bytes
+        encoded = _encoded(keys)  # once: read and written by these bytes
         for kb, skey, raw in zip(encoded, keys, state.get_many_encoded(encoded), strict=True):
             acc = init() if raw is None else raw if live else aggs.load(raw)
             fold(acc, touched[skey])

@@ -26,7 +26,7 @@ class WindowRankOperator(Operator):
     def __init__(self, node: WindowRank, backend, ctx) -> None:
         self.bounds = node.bounds
         self.partition_of = key_getter(node.partition_keys)
-        self.sort_key = sort_key(node.order_keys)
+        self.sort_key = sort_key(node.order_keys, node.inputs[0].types)
         self.ranks = (node.rank_start, node.rank_end)
         self.numbered = node.output_rank_number
         self.keep_last = node.keep_last
