@@ -60,7 +60,9 @@ def test_changing_one_row_of_a_hot_key_writes_one_entry(tmp_path):
             assert len(written) == (1 if unique else 2)
             assert pending(backend, "right") == []
             out = feed(op, 1, "-U[7, x]\n+U[7, y]")  # the hot item changes: as few entries
-            assert len(out) == 2 * HOT
+            orders = [f"{i}, 7, {'changed' if i == 5 else f'o{i}'}" for i in range(HOT)]
+            assert sorted(out[:HOT]) == sorted(f"-U[{o}, 7, x]" for o in orders)
+            assert sorted(out[HOT:]) == sorted(f"+U[{o}, 7, y]" for o in orders)
             assert len(pending(backend, "right")) == len(written)
             assert len(pending(backend, "left")) == len(written)
         finally:
