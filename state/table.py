@@ -150,14 +150,10 @@ class StateTable:
                 yield pending
             pending = next(buffered, None)
 
-    def scan_many(
-        self, prefixes: list[bytes], values: bool = True, buffered: bool = True
-    ) -> list[list]:
+    def scan_many(self, prefixes: list[bytes], values: bool = True) -> list[list]:
         """For each of ``prefixes`` (in ascending byte order), its (key, value) entries in
         key order, buffered writes merged in; with ``values=False`` the keys only, nothing
-        decoded; with ``buffered=False`` the committed entries only (for a caller that
-        knows it wrote nothing under these prefixes since the last commit). One cursor
-        serves every prefix, moving forward."""
+        decoded. One cursor serves every prefix, moving forward."""
         cursor = self._backend.read_txn().cursor(db=self._db)
         decode = self._decode
         out: list[list] = []
@@ -174,9 +170,9 @@ class StateTable:
                         if not kb.startswith(prefix):
                             break
                         found.append(kb)
-            pending = self._buffered_list(prefix) if buffered and self._buffer else None
-            if pending:
-                out.append(_merged(found, pending, decode, values))
+            buffered = self._buffered_list(prefix) if self._buffer else None
+            if buffered:
+                out.append(_merged(found, buffered, decode, values))
             elif values:
                 out.append([(kb, decode(data)) for kb, data in found])
             else:

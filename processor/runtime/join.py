@@ -15,8 +15,7 @@ record, in order, Flink's rules:
   last match.
 
 The non-equi ``condition`` filters the pairs; a NULL in a join key matches nothing.
-State is read once per distinct key of the batch; each changed row writes its own
-entry (``join_state``).
+State is read once per distinct key of the batch and written once per touched key.
 
 A side whose input has a unique key (Flink's ``HasUniqueKey`` and
 ``JoinKeyContainsUniqueKey`` input specs) holds its rows by that key, as Flink's
@@ -30,14 +29,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import repeat
 from operator import itemgetter
+from typing import Any
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
 from deltaflow.formats.generated import define
 from deltaflow.processor.exprs.compile import compile_predicate
 from deltaflow.processor.plan import Calc, Join
-from deltaflow.processor.runtime.base import Operator, StateKeys, key_getter
+from deltaflow.processor.runtime.base import (
+    Operator,
+    StateKeys,
+    key_getter,
+    row_freezer,
+    row_shape,
+)
 from deltaflow.processor.runtime.group_agg import fusable_projection
-from deltaflow.processor.runtime.join_state import Side
+from deltaflow.state.values import TypedValues
 
 _OUTER = {
     "INNER": (False, False),
@@ -47,18 +53,128 @@ _OUTER = {
 }
 
 
+# Join keys whose decoded entries a side keeps between batches; past it the cache
+# starts over (the state table stays the truth: only this operator writes it).
+CACHED_KEYS = 200_000
+
+
+class _Side:
+    """One input's rows by join key: key -> {entry key: [row, copies, matches]} (the
+    order they are stored in, so the commit writes the entry lists as they are).
+
+    The entry key is the row's unique key (``unique``, see the module docstring) or
+    else the row itself; rows with ARRAY/MAP columns are entered under a hashable copy
+    (``freeze``). The entries of recently used keys stay decoded in ``cache``, so a key
+    changed in batch after batch is read and rebuilt from state once.
+    """
+
+    def __init__(self, table, types: list, outer: bool, unique_keys: tuple = ()) -> None:
+        self.table = table
+        self.nulls = (None,) * len(types)
+        self.outer = outer
+        self.freeze = row_freezer(types)
+        self.unique = _unique_getter(types, unique_keys)
+        self.loaded: dict[tuple, dict[tuple, list]] = {}
+        self.cache: dict[tuple, dict[tuple, list]] = {}
+        self.live = False  # the table takes the entries dicts themselves (see _table)
+        self.cache_limit = CACHED_KEYS  # 0 with state TTL: expiry is decided by the table
+        self.dirty: set[tuple] = set()
+
+    def entry_key(self, row: tuple) -> object:
+        if self.unique is not None:
+            return self.unique(row)
+        return row if self.freeze is None else self.freeze(row)
+
+    def load(self, encoded: dict[tuple, bytes]) -> None:
+        """Reads the entries of the batch's join keys (``encoded``: key -> its state key)."""
+        cache, loaded = self.cache, self.loaded
+        missing = [key for key in encoded if key not in cache]
+        if len(cache) + len(missing) > self.cache_limit:
+            cache.clear()
+            missing = list(encoded)
+        if missing:
+            entry_key = self.unique or self.freeze
+            stored = self.table.get_many_encoded([encoded[key] for key in missing])
+            for key, raw in zip(missing, stored, strict=True):
+                if raw is None:
+                    cache[key] = {}
+                elif type(raw) is dict:
+                    cache[key] = raw  # this side's live entries, buffered until the commit
+                elif entry_key is None:
+                    cache[key] = {e[0]: list(e) for e in raw}
+                else:
+                    cache[key] = {entry_key(e[0]): list(e) for e in raw}
+        for key in encoded:
+            loaded[key] = cache[key]
+
+    def store(self, encoded: dict[tuple, bytes]) -> None:
+        for key in self.dirty:
+            entries = self.loaded[key]
+            if entries:
+                self.table.put_encoded(encoded[key], entries if self.live else _copied(entries))
+            else:
+                self.table.delete_encoded(encoded[key])
+        self.dirty.clear()
+        self.loaded.clear()
+
+
+def _unique_getter(types: list, unique_keys: tuple) -> Callable[[tuple], Any] | None:
+    """The entry key of a side with a unique key: its shortest unique key's columns (one
+    column: the value itself); None without one, or when a key column is not hashable."""
+    if not unique_keys:
+        return None
+    columns = min(unique_keys, key=len)
+    if not columns or row_freezer([types[i] for i in columns]) is not None:
+        return None
+    return itemgetter(*columns)
+
+
+def _listed(entries: dict[tuple, list]) -> list[list]:
+    """A side's entries of one key as stored, ``[[row, copies, matches], ...]``, at the
+    commit: the entry lists themselves (msgpack writes a list as it writes a tuple)."""
+    return list(entries.values())
+
+
+def _copied(entries: dict[tuple, list]) -> list[tuple]:
+    """The entries as stored, ``[(row, copies, matches), ...]``, copied when put (a table
+    that does not take the live entries encodes later batches' changes otherwise)."""
+    return list(map(tuple, entries.values()))
+
+
+def _table(backend, name: str, types: list, live: bool):
+    """A side's state table: ``[(row, copies, matches), ...]`` per join key, typed when
+    the row's columns allow it (msgpack, far cheaper than pickling Decimals and datetimes).
+    ``live``: the side buffers its entries dicts themselves, listed once at the commit."""
+    shape = row_shape(types)
+    if shape is None:
+        return backend.table(name)
+    snapshot = _listed if live else None
+    return backend.table(name, TypedValues(list[tuple[shape, int, int]], snapshot))  # type: ignore[valid-type]
+
+
 class JoinOperator(Operator):
     def __init__(self, node: Join, backend, ctx, fused: Calc | None = None) -> None:
         self.node = node
         left_outer, right_outer = _OUTER[node.join_type.upper()]
         prefix = f"{node.node_id}:Join"
-        ttl = ctx.state_ttl_ms > 0
+        live = ctx.state_ttl_ms <= 0  # with TTL the table stamps each write: list it then
         left, right = node.inputs[0].types, node.inputs[1].types
         self.sides = (
-            Side(backend, f"{prefix}:left", left, left_outer, node.left_unique_keys, ttl),
-            Side(backend, f"{prefix}:right", right, right_outer, node.right_unique_keys, ttl),
-        )
+            _Side(
+                _table(backend, f"{prefix}:left", left, live), left, left_outer,
+                node.left_unique_keys,
+            ),
+            _Side(
+                _table(backend, f"{prefix}:right", right, live), right, right_outer,
+                node.right_unique_keys,
+            ),
+        )  # fmt: skip
+        for side, types in zip(self.sides, (left, right), strict=True):
+            side.live = live and row_shape(types) is not None
         self.key_of = (key_getter(node.left_keys), key_getter(node.right_keys))
+        if ctx.state_ttl_ms > 0:
+            for side in self.sides:
+                side.cache_limit = 0
         self.state_keys = StateKeys()
         self.condition = None
         if node.condition is not None:
@@ -100,7 +216,7 @@ class JoinOperator(Operator):
         other.store(encoded)
         return out
 
-    def _matches(self, row: tuple, key: tuple, other: Side, is_left: bool) -> list:
+    def _matches(self, row: tuple, key: tuple, other: _Side, is_left: bool) -> list:
         """Entries ``[other_row, copies, matches]`` of the other side that join ``row``."""
         if None in key:
             return []
@@ -118,14 +234,14 @@ class JoinOperator(Operator):
         kind: int,
         row: tuple,
         key: tuple,
-        mine: Side,
-        other: Side,
+        mine: _Side,
+        other: _Side,
         is_left: bool,
     ) -> None:
         matches = self._matches(row, key, other, is_left)
-        mine.changed.append((key, mine.entry_key(row)))
+        mine.dirty.add(key)
         if matches and other.outer:
-            other.touched.add(key)
+            other.dirty.add(key)
         if ADDS[kind]:
             self._add(out, kind, row, mine.loaded[key], matches, mine, other, is_left)
         else:
@@ -136,7 +252,7 @@ class JoinOperator(Operator):
         return row + width_nulls if row_is_left else width_nulls + row
 
     def _add(
-        self, out, kind, row, entries, matches, mine: Side, other: Side, is_left: bool
+        self, out, kind, row, entries, matches, mine: _Side, other: _Side, is_left: bool
     ) -> None:
         rk = mine.entry_key(row)
         entry = entries.get(rk)
@@ -161,7 +277,7 @@ class JoinOperator(Operator):
         self._joined(out, INSERT if (mine.outer or other.outer) else kind, row, matches, is_left)
 
     def _retract(
-        self, out, kind, row, entries, matches, mine: Side, other: Side, is_left: bool
+        self, out, kind, row, entries, matches, mine: _Side, other: _Side, is_left: bool
     ) -> None:
         rk = mine.entry_key(row)
         entry = entries.get(rk)
@@ -194,18 +310,18 @@ class JoinOperator(Operator):
 _NO_MATCHES: dict = {}
 
 
-def _inner(out: Batch, kinds, rows, keys, mine: Side, other: Side, is_left: bool) -> None:
+def _inner(out: Batch, kinds, rows, keys, mine: _Side, other: _Side, is_left: bool) -> None:
     """``_one`` for every change of a batch, for an INNER join without a condition, in
     one loop: each change is entered in its side's entries and emitted with its own kind
     on every joined row (once per copy of the other row); nothing else changes."""
     out_kinds, out_rows = out.kinds, out.rows
     mine_loaded, other_loaded = mine.loaded, other.loaded
-    freeze, changed = mine.freeze, mine.changed
+    freeze = mine.freeze
+    mine.dirty.update(keys)
     for kind, row, key in zip(kinds, rows, keys, strict=True):
         entries = mine_loaded[key]
         matches = _NO_MATCHES if None in key else other_loaded[key]
         rk = row if freeze is None else freeze(row)
-        changed.append((key, rk))
         entry = entries.get(rk)
         if ADDS[kind]:
             matched = 0
@@ -270,14 +386,13 @@ def _compile_inner_unique(  # noqa: ANN202
                 out_rows.extend([joined] * copies)
 """
     source = f"""def run(out_kinds, out_rows, kinds, rows, keys, mine, other_loaded, _adds=_adds):
-    mine_loaded, unique, changed = mine.loaded, mine.unique, mine.changed
+    mine_loaded, unique = mine.loaded, mine.unique
+    mine.dirty.update(keys)
     for kind, row, key in zip(kinds, rows, keys):
-        uk = unique(row)
-        changed.append((key, uk))
         if _adds[kind]:
-            mine_loaded[key][uk] = [row, 1, 0]
+            mine_loaded[key][unique(row)] = [row, 1, 0]
         else:
-            mine_loaded[key].pop(uk, None)
+            mine_loaded[key].pop(unique(row), None)
         if None in key:
             continue
 {emit}"""
