@@ -27,6 +27,7 @@ of whole rows (Flink's ``NoUniqueKey`` view).
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
@@ -185,7 +186,8 @@ class JoinOperator(Operator):
         self.project = None if fused is None else fusable_projection(fused)
         width = len(left)
         self.inner_unique = tuple(
-            _compile_inner_unique(width, self.project, is_left) for is_left in (False, True)
+            _compile_inner_unique(width, self.project, is_left, other.unique is not None)
+            for is_left, other in ((False, self.sides[0]), (True, self.sides[1]))
         )
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
@@ -345,12 +347,16 @@ def _inner(out: Batch, kinds, rows, keys, mine: _Side, other: _Side, is_left: bo
                 out_rows.extend([joined] * copies)
 
 
-def _compile_inner_unique(left_width: int, project: list[int] | None, is_left: bool):  # noqa: ANN202
+def _compile_inner_unique(  # noqa: ANN202
+    left_width: int, project: list[int] | None, is_left: bool, other_unique: bool
+):
     """``run(out_kinds, out_rows, kinds, rows, keys, mine, other_loaded)``: ``_inner`` for
     a side with a unique key, generated per operator and input side. An addition puts
     the row under its key, a retraction removes the key (the matches count is not kept:
     an INNER join never reads it). A joined row is the two rows concatenated, or only the
-    ``project`` columns of that concatenation, built in place."""
+    ``project`` columns of that concatenation, built in place. When the other side has a
+    unique key too, each of its rows is there once (one copy): a key's joined rows are
+    built by one comprehension (a hot key's thousands of matches in one pass)."""
     mine, other = ("row", "o") if is_left else ("o", "row")
     if project is None:
         joined = f"{mine} + {other}"
@@ -359,6 +365,26 @@ def _compile_inner_unique(left_width: int, project: list[int] | None, is_left: b
             f"{mine}[{c}]" if c < left_width else f"{other}[{c - left_width}]" for c in project
         ]
         joined = "(" + "".join(f"{part}, " for part in parts) + ")"
+    if other_unique:
+        emit = f"""        matches = other_loaded[key]
+        if len(matches) == 1:
+            ((o, _, _),) = matches.values()
+            out_kinds.append(kind)
+            out_rows.append({joined})
+        elif matches:
+            out_kinds.extend(_repeat(kind, len(matches)))
+            out_rows.extend([{joined} for o, _, _ in matches.values()])
+"""
+    else:
+        emit = f"""        for o, copies, _ in other_loaded[key].values():
+            joined = {joined}
+            if copies == 1:
+                out_kinds.append(kind)
+                out_rows.append(joined)
+            else:
+                out_kinds.extend([kind] * copies)
+                out_rows.extend([joined] * copies)
+"""
     source = f"""def run(out_kinds, out_rows, kinds, rows, keys, mine, other_loaded, _adds=_adds):
     mine_loaded, unique = mine.loaded, mine.unique
     mine.dirty.update(keys)
@@ -369,16 +395,9 @@ def _compile_inner_unique(left_width: int, project: list[int] | None, is_left: b
             mine_loaded[key].pop(unique(row), None)
         if None in key:
             continue
-        for o, copies, _ in other_loaded[key].values():
-            joined = {joined}
-            if copies == 1:
-                out_kinds.append(kind)
-                out_rows.append(joined)
-            else:
-                out_kinds.extend([kind] * copies)
-                out_rows.extend([joined] * copies)
-"""
-    return define(source, "run", {"_adds": ADDS}, "inner left" if is_left else "inner right")
+{emit}"""
+    name = "inner left" if is_left else "inner right"
+    return define(source, "run", {"_adds": ADDS, "_repeat": repeat}, name)
 
 
 def _projector(columns: list[int]) -> Callable[[tuple], tuple]:

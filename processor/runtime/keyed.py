@@ -227,14 +227,12 @@ class UpsertMaterializer:
         return lists, encoded
 
     def _store(self, lists: dict[tuple, list[tuple]], encoded: dict[tuple, bytes], had) -> None:
-        """Writes every key of the batch: its list, or a delete when it became empty."""
-        put, delete = self.state.put_encoded, self.state.delete_encoded
-        for key, kb in encoded.items():
-            values = lists[key]
-            if values:
-                put(kb, values)
-            elif key in had:
-                delete(kb)
+        """Writes every key of the batch: its list, or a delete when it became empty (the
+        lists are put in one call; the table encodes each once, at the commit)."""
+        self.state.put_many_encoded([(kb, lists[key]) for key, kb in encoded.items() if lists[key]])
+        for key in had:
+            if not lists[key]:
+                self.state.delete_encoded(encoded[key])
 
     def process(self, batch: Batch) -> Batch:
         if not batch:

@@ -86,6 +86,10 @@ class TtlTable:
     def put_encoded(self, kb: bytes, value: object) -> None:
         self.inner.put_encoded(kb, (self.clock(), value))
 
+    def put_many_encoded(self, items: list[tuple[bytes, object]]) -> None:
+        now = self.clock()
+        self.inner.put_many_encoded([(kb, (now, value)) for kb, value in items])
+
     def delete(self, key: tuple) -> None:
         self.inner.delete(key)
 
