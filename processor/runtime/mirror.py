@@ -22,8 +22,8 @@ the scan and the operator) grouped by the operator's key.
 from __future__ import annotations
 
 import weakref
-from itertools import compress
-from operator import is_not
+from itertools import compress, repeat
+from operator import is_, is_not, not_
 
 from deltaflow.formats.changelog import Batch
 from deltaflow.processor.exprs.compile import compile_calc
@@ -83,15 +83,20 @@ class Mirror:
         normalizer worked out (by row key): the keys whose row it changed get their final
         rows, without replaying the changes or reading the rows again. A key changed has a
         new row object (a decoded one) or None, a key left alone its stored row itself, so
-        the changed keys are found by identity in one C-level pass; a key a batch changed
-        back to an equal row is written again, unchanged."""
+        the keys left alone are found by identity in one C-level pass. A key absent before
+        and after the batch (created and deleted in it, or an unknown key's delete) is
+        written as absent, which changes nothing; a key a batch changed back to an equal
+        row is written again, unchanged."""
         self.fed_by_source = True
         if not out:
             return
-        keys = list(compress(after, map(is_not, after.values(), map(before.get, after))))
-        if len(keys) != len(after) or len(before) != len(after):
+        same = list(map(is_, after.values(), map(before.get, after)))
+        if True in same and any(map(is_not, compress(after.values(), same), repeat(None))):
+            keys = list(compress(after, map(not_, same)))  # rows left alone are not written
             before = {key: before.get(key) for key in keys}
             after = {key: after[key] for key in keys}
+        elif len(before) != len(after):
+            before = {key: before.get(key) for key in after}
         self.table.put_rows(before, after)
         self._pending.append(before)
 
