@@ -6,7 +6,7 @@ from collections import deque
 from functools import partial
 from itertools import compress, repeat
 from operator import is_, itemgetter, not_
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import lmdb
 
@@ -30,9 +30,9 @@ def write_items(
     try:
         if True not in gone:
             if items:
-                txn.cursor(db=db).putmulti(items)
+                txn.cursor(db=db).putmulti(cast(list[tuple[bytes, bytes]], items))
             return
-        puts = list(compress(items, map(not_, gone)))
+        puts = cast(list[tuple[bytes, bytes]], list(compress(items, map(not_, gone))))
         if puts:
             txn.cursor(db=db).putmulti(puts)
         deque(map(partial(txn.delete, db=db), compress(map(_first, items), gone)), maxlen=0)

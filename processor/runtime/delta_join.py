@@ -24,7 +24,7 @@ is overwritten.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, compress, filterfalse, repeat
 from operator import add, itemgetter
 
@@ -311,7 +311,7 @@ def projector(fused: Calc | None) -> Callable[[tuple], tuple] | None:
     return itemgetter(*columns)
 
 
-def builder(columns: tuple[int, ...] | None, left_width: int):
+def builder(columns: Sequence[int] | None, left_width: int):
     """``build(lefts, rights)``: for each pair of a left and a right row, the tuple of the
     joined row's ``columns`` (a folded Calc's), taken from the two rows in place; one
     generated comprehension, so no whole joined row is made and projected again."""
