@@ -22,9 +22,9 @@ entries moved when an indexed column changed (``row_keys.compile_moves``).
 The table keeps the current rows of the primary keys touched or read lately, by
 row key (``row_keys``: the value itself for a one-column key), up to ``keep`` keys,
 then it starts over: a key changed again, or looked up, after a commit is not read
-from LMDB and decoded again. A changed row stays there alone until ``flush`` (the
-backend's commit, or a read that goes by encoded keys) encodes its key once and
-buffers its write in the row table.
+from LMDB and decoded again. A changed row stays there alone, decoded, until ``flush``
+(the backend's commit, or a read that goes by encoded keys) encodes it and its key once,
+however many batches of the checkpoint changed it, and writes them in key order.
 
 Lookups take a batch of index keys: on the full primary key the kept rows, then one
 sorted ``getmulti``; otherwise one cursor visits the sorted index keys and the rows of
@@ -103,9 +103,9 @@ class IndexedTable:
         # integer row keys: the largest one stored or buffered (None: none), read lazily;
         # a key past it is absent without a read (new keys of a sequence)
         self._last: object = _UNREAD if row_keys.fixed_keys(self.key_columns, types) else _OFF
-        # the rows after each batch applied since the last flush (None: deleted), not in
-        # the row table yet: encoded at the flush, once per key
-        self._unflushed: list[dict[object, tuple | None]] = []
+        # the last row (None: deleted) of each key changed since the last flush, not in
+        # the row table yet: encoded once per key at the flush or the commit
+        self._dirty: dict[object, tuple | None] = {}
         self._committing: list | None = None  # the keys of commit_writes, until committed
         self._keep = KEEP_ROWS if keep is None else keep
         self._indexes: dict[str, Index] = {}
@@ -157,20 +157,19 @@ class IndexedTable:
         """The final row (None: deleted) of each key of ``after``, whose rows were
         ``before`` (as ``rows`` gave them, same keys)."""
         self._known.update(after)
-        # encoded at the flush or commit, once per key however many batches changed it
-        self._unflushed.append(dict(after))
+        self._dirty.update(after)
         for index in self._indexes.values():
             if index.table is not None:
                 self._move(index, before, after)
 
     def flush(self) -> None:
         """Buffers the writes of the rows of the batches applied since the last flush in
-        the row table (the last row of each key, its key encoded once), for a read that
-        goes by encoded keys."""
-        if not self._unflushed:
+        the row table (the last row of each key, it and its key encoded once), for a read
+        that goes by encoded keys."""
+        if not self._dirty:
             return
         keys, encoded, values, _ = self._encoded()
-        self._unflushed = []
+        self._dirty = {}
         stored: Sequence[object] = values
         if any(map(is_, values, repeat(None))):
             stored = [DELETED if value is None else value for value in values]
@@ -183,7 +182,7 @@ class IndexedTable:
         straight from here; None when there are none, or when the row table has
         buffered writes already (the rows are then flushed to them). ``committed`` follows
         the commit."""
-        if not self._unflushed:
+        if not self._dirty:
             return None
         if self._rows.has_pending():
             self.flush()
@@ -198,18 +197,18 @@ class IndexedTable:
     def committed(self) -> None:
         """The writes of ``commit_writes`` are committed."""
         if self._committing is not None:
-            self._unflushed = []
+            self._dirty = {}
             self._raise_last(self._committing)
             self._committing = None
 
     def _encoded(self) -> tuple[list, list[bytes], list[bytes | None], bool]:
         """The last row of each key applied since the last flush: (row keys, their bytes,
-        the rows' bytes or None for a deleted row, whether in key order). Positive integer
-        keys are sorted as ints and encoded by runs of one length (``encode_sorted_ints``),
-        their bytes then in order with no sort of the bytes."""
-        latest: dict[Any, tuple | None] = {}
-        for after in self._unflushed:
-            latest.update(after)
+        the rows' bytes or None for a deleted row, whether in key order), each row encoded
+        once however many batches changed it, in one pass (``encode_images``). Positive
+        integer keys are sorted as ints and encoded by runs of one length
+        (``encode_sorted_ints``), their bytes then in order with no sort of the bytes."""
+        latest: dict[Any, tuple | None] = self._dirty
+        lead, encode = self._lead, self._encode_rows
         if self._last is not _OFF and None not in latest:
             try:
                 keys = sorted(latest)
@@ -217,12 +216,11 @@ class IndexedTable:
                 keys = []
             encoded = encode_sorted_ints(keys)
             if encoded is not None:
-                return keys, encoded, self._images(list(map(latest.__getitem__, keys))), True
+                rows = list(map(latest.__getitem__, keys))
+                return keys, encoded, row_keys.encode_images(rows, lead, encode), True
         keys = list(latest)
-        return keys, list(map(self._encode_pk, keys)), self._images(list(latest.values())), False
-
-    def _images(self, rows: list) -> list[bytes | None]:
-        return row_keys.encode_images(rows, self._lead, self._encode_rows)
+        images = row_keys.encode_images(list(latest.values()), lead, encode)
+        return keys, list(map(self._encode_pk, keys)), images, False
 
     def _raise_last(self, keys: list) -> None:
         """Keeps the largest integer row key up to date with the flushed ``keys``."""
@@ -239,7 +237,7 @@ class IndexedTable:
         """Drops the rows kept in memory, changes not flushed included (the backend's
         discard and roll-back: the table is then as its last commit)."""
         self._known = {}
-        self._unflushed = []
+        self._dirty = {}
         self._committing = None
         if self._last is not _OFF:
             self._last = _UNREAD

@@ -192,7 +192,8 @@ class DeltaCascadeOperator(Operator):
         self.rounds = {port: self._round_order(port) for port, twins in self.twins.items() if twins}
         self.project = projector(fused)
         if isinstance(root, _Join):
-            root.step.project, self.project = self.project, None
+            root.step.fold(fused)
+            self.project = None
 
     def _build(self, view: DeltaView, backend, ctx):
         """The runtime node of ``view``; returns it with the paths of its leaves, each the

@@ -24,11 +24,12 @@ is overwritten.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, compress, filterfalse, repeat
 from operator import add, itemgetter
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
+from deltaflow.formats.generated import define
 from deltaflow.processor.exprs.compile import compile_predicate
 from deltaflow.processor.plan import Calc, DeltaJoin, MirrorSide
 from deltaflow.processor.runtime.base import Operator
@@ -56,11 +57,19 @@ class JoinStep:
         self.outer = _OUTER[join_type.upper()]
         self.nulls = ((None,) * widths[0], (None,) * widths[1])
         self.eventual = eventual
+        self.widths = widths
         # a folded Calc above the join that only selects columns: out rows are projected
+        # (``fold``), the rows of ``_run_inner_other`` built projected (``build``)
         self.project: Callable[[tuple], tuple] | None = None
+        self.build: Callable[[Iterable, Iterable], list[tuple]] | None = None
         self.condition = None
         if condition is not None:
             self.condition = compile_predicate(condition, ctx.eval_context())
+
+    def fold(self, fused: Calc | None) -> None:
+        """Folds a Calc above the join that only selects columns (None: none)."""
+        self.project = projector(fused)
+        self.build = None if fused is None else builder(fusable_projection(fused), self.widths[0])
 
     def needs_own(self, side: int) -> bool:
         """Whether a change of ``side`` needs that side's own rows (the other side is outer)."""
@@ -101,7 +110,8 @@ class JoinStep:
 
         Without a condition the batch is joined in C: each change's matches by one
         ``map`` over ``others``, the change's kind and row repeated once per match, and
-        each joined row projected as it is built when a Calc is folded in."""
+        each joined row built with just the selected columns when a Calc is folded in
+        (``builder``: one tuple per joined row, none for the whole joined row)."""
         if self.condition is not None:
             out = self._run_inner_other_rows(kinds, rows, keys, others, is_left)
             if self.project is not None:
@@ -128,6 +138,9 @@ class JoinStep:
             matched = chain.from_iterable(found)
             out_kinds = list(chain.from_iterable(map(repeat, kinds, counts)))
             mine = chain.from_iterable(map(repeat, rows, counts))
+        if self.build is not None:
+            built = self.build(mine, matched) if is_left else self.build(matched, mine)
+            return Batch(out_kinds, built)
         joined = map(add, mine, matched) if is_left else map(add, matched, mine)
         if self.project is not None:
             joined = map(self.project, joined)
@@ -227,7 +240,7 @@ class DeltaJoinOperator(Operator):
         )
         widths = (self.readers[0].width, self.readers[1].width)
         self.step = JoinStep(node.join_type, node.condition, widths, node.eventual, ctx)
-        self.step.project = projector(fused)
+        self.step.fold(fused)
         distinct = node.left.mirror != node.right.mirror  # a self-join looks up as before
         self.memos = tuple(
             Memo(reader) if distinct and memoizable(side, reader) else None
@@ -296,6 +309,20 @@ def projector(fused: Calc | None) -> Callable[[tuple], tuple] | None:
         (column,) = columns
         return lambda row: (row[column],)
     return itemgetter(*columns)
+
+
+def builder(columns: Sequence[int] | None, left_width: int):
+    """``build(lefts, rights)``: for each pair of a left and a right row, the tuple of the
+    joined row's ``columns`` (a folded Calc's), taken from the two rows in place; one
+    generated comprehension, so no whole joined row is made and projected again."""
+    if columns is None:
+        raise ValueError("a folded Calc must only select columns")
+    picks = [f"l[{c}]" if c < left_width else f"r[{c - left_width}]" for c in columns]
+    source = (
+        "def build(lefts, rights):\n"
+        f"    return [({', '.join(picks)},) for l, r in zip(lefts, rights)]\n"
+    )
+    return define(source, "build", None, "joined rows")
 
 
 def memoizable(side: MirrorSide, reader: SourceReader) -> bool:

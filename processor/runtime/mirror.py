@@ -22,6 +22,8 @@ the scan and the operator) grouped by the operator's key.
 from __future__ import annotations
 
 import weakref
+from itertools import compress, repeat
+from operator import is_, is_not, not_
 
 from deltaflow.formats.changelog import Batch
 from deltaflow.processor.exprs.compile import compile_calc
@@ -45,7 +47,10 @@ class Mirror:
         self._before: dict[object, tuple | None] = {}
         self._before_by_index: dict[str, dict[tuple, list[tuple]]] = {}
         self.fed_by_source = False  # the source applies the batches (apply_from_source)
-        self._pending: dict[object, tuple | None] = {}
+        # the rows each batch applied by the source replaced, by row key, since the last
+        # batch the operators saw: merged into ``_before`` only when a lookup needs it
+        self._pending: list[dict[object, tuple | None]] = []
+        self._befores: list[dict[object, tuple | None]] | None = None
 
     @classmethod
     def open(cls, backend, side: MirrorSide, types: list | None = None) -> Mirror:
@@ -71,32 +76,42 @@ class Mirror:
         """The source's normalizer applies a batch it decoded (an exact changelog)."""
         self.fed_by_source = True
         before, _ = self.table.apply_changes(kinds, rows)
-        pending = self._pending
-        for key, row in before.items():
-            pending.setdefault(key, row)
+        self._pending.append(before)
 
     def apply_normalized(self, out: list[tuple], before: dict, after: dict) -> None:
         """``apply_from_source`` of a normalized batch whose rows before and after it the
-        normalizer worked out (by row key): the keys of its output ``out`` get their final
-        rows, without replaying the changes or reading the rows again."""
+        normalizer worked out (by row key): the keys whose row it changed get their final
+        rows, without replaying the changes or reading the rows again. A key changed has a
+        new row object (a decoded one) or None, a key left alone its stored row itself, so
+        the keys left alone are found by identity in one C-level pass. A key absent before
+        and after the batch (created and deleted in it, or an unknown key's delete) is
+        written as absent, which changes nothing; a key a batch changed back to an equal
+        row is written again, unchanged."""
         self.fed_by_source = True
-        keys = dict.fromkeys(map(self.pk_of, out))
-        old = {key: before[key] for key in keys}
-        self.table.put_rows(old, {key: after[key] for key in keys})
-        pending = self._pending
-        for key, row in old.items():
-            pending.setdefault(key, row)
+        if not out:
+            return
+        same = list(map(is_, after.values(), map(before.get, after)))
+        if True in same and any(map(is_not, compress(after.values(), same), repeat(None))):
+            keys = list(compress(after, map(not_, same)))  # rows left alone are not written
+            before = {key: before.get(key) for key in keys}
+            after = {key: after[key] for key in keys}
+        elif len(before) != len(after):
+            before = {key: before.get(key) for key in after}
+        self.table.put_rows(before, after)
+        self._pending.append(before)
 
     def apply(self, batch: Batch) -> None:
         """Applies a batch of the scan's changes, once, keeping the rows it replaces."""
         if batch is self._batch:
             return
         if self.fed_by_source:  # applied as decoded: the rows from before the batch
-            self._before, self._pending = self._pending, {}
+            self._befores, self._pending = self._pending, []
+            self._before = {}
             self._before_by_index = {}
             self._batch = batch
             return
         self._before, contradictions = self.table.apply_changes(batch.kinds, batch.rows)
+        self._befores = None
         self._before_by_index = {}
         self.contradictions += len(contradictions)
         self._batch = batch
@@ -106,19 +121,29 @@ class Mirror:
         found = self.table.lookup(index, keys)
         if before is None or before is not self._batch:
             return found
-        changed, pk_of = self._before, self.pk_of
+        changed, pk_of = self._replaced(), self.pk_of
         old = self._old_rows(index)
         return [
             [r for r in rows if pk_of(r) not in changed] + old.get(key, [])
             for key, rows in zip(keys, found, strict=True)
         ]
 
+    def _replaced(self) -> dict[object, tuple | None]:
+        """The row from before the last batch applied of each key it changed (None:
+        absent): for a batch the source applied, its batches' first before-images."""
+        if self._befores is not None:
+            merged: dict[object, tuple | None] = {}
+            for before in reversed(self._befores):  # the earliest image of a key wins
+                merged.update(before)
+            self._before, self._befores = merged, None
+        return self._before
+
     def _old_rows(self, index: str) -> dict[tuple, list[tuple]]:
         by_key = self._before_by_index.get(index)
         if by_key is None:
             get = key_getter(tuple(self.table.indexes[index]))
             by_key = {}
-            for row in self._before.values():
+            for row in self._replaced().values():
                 if row is not None:
                     by_key.setdefault(get(row), []).append(row)
             self._before_by_index[index] = by_key

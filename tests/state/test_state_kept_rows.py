@@ -168,3 +168,36 @@ def test_integer_keys_past_the_largest_stored_are_absent_without_a_read(tmp_path
         ]
         b.commit()
         assert len(b.packed_index("lines#by_item")) == table.count() == 5
+
+
+class _CountingValues(TypedValues):
+    """TypedValues that counts the rows it encodes."""
+
+    def __init__(self, shape) -> None:
+        super().__init__(shape)
+        self.encoded: list = []
+
+    def encode_many(self, values: list) -> list[bytes]:
+        self.encoded += values
+        return super().encode_many(values)
+
+
+def test_a_row_changed_by_several_batches_is_encoded_once_at_the_commit(tmp_path) -> None:
+    """Rows are encoded at the commit, once per key, with the key's last row; a reopened
+    table reads exactly that row."""
+    values = _CountingValues(tuple[int, int, str])
+    with StateBackend(tmp_path / "s") as b:
+        table = b.indexed("lines", [0], {"by_item": [1, 2]}, TYPES, values)
+        table.apply([INSERT, INSERT], [(1, 5, 7, "a"), (2, 5, 7, "b")])
+        table.apply([UPDATE_BEFORE, UPDATE_AFTER], [(1, 5, 7, "a"), (1, 5, 7, "c")])
+        table.apply([UPDATE_BEFORE, UPDATE_AFTER], [(1, 5, 7, "c"), (1, 6, 1, "d")])
+        table.apply([INSERT, DELETE], [(3, 5, 7, "e"), (3, 5, 7, "e")])
+        assert values.encoded == []  # nothing encoded before the commit
+        b.commit()
+        assert sorted(values.encoded) == [(5, 7, "b"), (6, 1, "d")]  # key 3: deleted
+    with StateBackend(tmp_path / "s") as b:
+        table = b.indexed(
+            "lines", [0], {"by_item": [1, 2]}, TYPES, TypedValues(tuple[int, int, str])
+        )
+        assert table.get_many([(1,), (2,), (3,)]) == [(1, 6, 1, "d"), (2, 5, 7, "b"), None]
+        assert table.lookup("by_item", [(5, 7), (6, 1)]) == [[(2, 5, 7, "b")], [(1, 6, 1, "d")]]

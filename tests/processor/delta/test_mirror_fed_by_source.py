@@ -74,3 +74,40 @@ def test_a_normalized_batch_writes_what_replaying_it_writes(tmp_path):
     assert seen[0] == seen[1]
     assert seen[0][0] == [((1,), (1, 20)), ((3,), (3, 20)), ((4,), (4, 30))]
     assert seen[0][3] == [1, 2, 3]  # of the last batch: 4 (repeated) and 9 (unknown) untouched
+
+
+def test_keys_absent_before_and_after_a_batch_leave_no_row(tmp_path):
+    """A key created and deleted in one batch, and a delete of a key never seen, in batches
+    without a repeated create (written as absent, not sorted out): the mirror, its index and
+    the lookups as before each batch are those of replaying the batch's changes."""
+    from deltaflow.processor.runtime.normalize import Normalizer
+    from deltaflow.processor.runtime.normalize_source import MirrorStore
+
+    history = [
+        ([INSERT, INSERT, DELETE], [(1, 10), (5, 10), (5, None)]),
+        ([UPDATE_AFTER, DELETE, INSERT, DELETE], [(1, 20), (8, None), (6, 20), (6, None)]),
+        ([INSERT, DELETE], [(6, 10), (1, None)]),
+    ]
+    seen = []
+    for fed in ("normalized", "replayed"):
+        with StateBackend(tmp_path / fed) as backend:
+            mirror = Mirror.open(backend, side(), [INT, INT])
+            norm = Normalizer(MirrorStore(mirror), [0])
+            looked = []
+            for kinds, rows in history:
+                result = norm.run(kinds, rows)
+                if fed == "normalized":
+                    norm.commit(result)
+                else:
+                    mirror.apply_from_source(result.out.kinds, result.out.rows)
+                delivered = Batch(result.out.kinds, result.out.rows)
+                mirror.apply(delivered)
+                index = index_name((1,))
+                looked.append([
+                    sorted(rows) for rows in mirror.lookup(index, [(10,), (20,)], before=delivered)
+                ])  # fmt: skip
+                backend.commit()
+            seen.append((mirror.table.items(), looked, mirror.lookup(index, [(10,), (20,)], None)))
+    assert seen[0] == seen[1]
+    assert seen[0][0] == [((6,), (6, 10))]
+    assert seen[0][1] == [[[], []], [[(1, 10)], []], [[], [(1, 20)]]]
