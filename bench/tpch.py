@@ -144,6 +144,7 @@ def run_one(ctx: dict, q: int, answers: dict) -> dict:
     if ctx["flink"] is None:
         row["flink"] = {"match": "-"}
         print(f"  q{q}: {json.dumps(row)[:600]}", flush=True)
+        _keep(ctx, row)
         return row
     flink = ctx["flink"].ask(tpch_flink.queries(ctx["sources"], [q])[0])
     flink["load"] = measure.load()
@@ -157,7 +158,15 @@ def run_one(ctx: dict, q: int, answers: dict) -> dict:
     flink.pop("plan", None)
     row["flink"] = flink
     print(f"  q{q}: {json.dumps(row)[:600]}", flush=True)
+    _keep(ctx, row)
     return row
+
+
+def _keep(ctx: dict, row: dict) -> None:
+    """Append the row to RESULTS.jsonl as it is measured (a long run stopped midway keeps
+    the queries it finished)."""
+    with open(ctx["args"].results + "l", "a", encoding="utf-8") as f:
+        f.write(json.dumps(row) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
