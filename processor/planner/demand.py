@@ -17,6 +17,9 @@ What a node needs of its input, by the kind of node:
   and the right columns its condition reads (its state keeps only those, as Flink's
   projections below a semi join do); a ``DeltaSemiJoin`` maps these through each side's
   Calc to its scan, as a ``DeltaJoin``;
+- a ``DeltaJoinCascade``: what its consumers need, down its tree of views (a join: its
+  keys and condition; a Calc: as a Calc; each view: the columns it is looked up by and
+  those it looks its input up by) to each source, then as a ``DeltaJoin``'s side;
 - anything else (an aggregate, ChangelogNormalize, a sink, ...): every column,
   since it may read or compare whole rows.
 
@@ -32,7 +35,9 @@ from deltaflow.processor.exprs.nodes import InputRef, input_refs
 from deltaflow.processor.plan import (
     Calc,
     DeltaJoin,
+    DeltaJoinCascade,
     DeltaSemiJoin,
+    DeltaView,
     DropUpdateBefore,
     Join,
     Node,
@@ -94,6 +99,15 @@ class _Demand:
             return self._delta_join_reads(consumer, child)
         if type(consumer) in (SemiJoin, DeltaSemiJoin):
             return self._semi_join_reads(consumer, child)
+        if type(consumer) is DeltaJoinCascade:
+            out = self.of(consumer)
+            if out is None:
+                return None
+            used: set[int] = set()
+            _view_reads(
+                consumer.tree, out, [i for i, c in enumerate(consumer.inputs) if c is child], used
+            )
+            return used
         return None
 
     def _semi_join_reads(self, join: SemiJoin, child: Node) -> set[int] | None:
@@ -155,6 +169,43 @@ class _Demand:
         if left:
             return {i for i in out if i < width} | set(join.left_keys)
         return {i - width for i in out if i >= width} | set(join.right_keys)
+
+
+def _calc_reads(projection, condition, wanted: set[int] | None) -> set[int]:  # noqa: ANN001
+    """Input columns a Calc reads to give the ``wanted`` output columns (None: all): its
+    condition, every expression, and the bare columns wanted (an empty projection passes
+    its input through)."""
+    used = set(input_refs(condition)) if condition is not None else set()
+    if not projection:
+        return used | wanted if wanted is not None else used
+    for i, expr in enumerate(projection):
+        if wanted is None or i in wanted or not isinstance(expr, InputRef):
+            used |= input_refs(expr)
+    return used
+
+
+def _view_reads(view: DeltaView, wanted: set[int], ports: list[int], used: set[int]) -> None:
+    """Add to ``used`` the scan columns the sources at ``ports`` give ``view``'s ``wanted``."""
+    wanted = wanted | {c for lk in view.lookups for c in lk.key}
+    via = [{c for lk in view.lookups if lk.via == i for c in lk.via_key} for i in (0, 1)]
+    if view.kind == "source":
+        if view.port not in ports:
+            return
+        used |= _calc_reads(view.projection, view.condition, wanted)
+        for side in {lk.side for lk in view.lookups if lk.side is not None}:
+            used |= _calc_reads(side.projection, side.condition, wanted)
+            used |= set(side.index) | set(side.primary_key)
+        return
+    if view.kind == "calc":
+        inner = _calc_reads(view.projection, view.condition, wanted) | via[0]
+        _view_reads(view.inputs[0], inner, ports, used)
+        return
+    width = view.inputs[0].width
+    out = wanted | (input_refs(view.condition) if view.condition is not None else set())
+    left = {i for i in out if i < width} | set(view.left_keys) | via[0]
+    right = {i - width for i in out if i >= width} | set(view.right_keys) | via[1]
+    _view_reads(view.inputs[0], left, ports, used)
+    _view_reads(view.inputs[1], right, ports, used)
 
 
 def demanded_columns(roots: tuple[Node, ...]) -> dict[int, tuple[str, ...] | None]:
