@@ -55,6 +55,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="reuse Flink's answers from an earlier run's "
         "flink-answers.result.json (same --sf) instead of answering again",
     )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=TIMEOUT_S,
+        help="seconds a deltaflow job may run before it is stopped (default 1800)",
+    )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="cProfile each deltaflow job into WORK/qN.prof (slows it down)",
+    )
+    p.add_argument(
+        "--no-flink",
+        action="store_true",
+        help="run deltaflow's jobs only (with --profile: profiles without Flink's runs)",
+    )
     p.add_argument("--results", default="bench-tpch.json")
     p.add_argument("--markdown", default="")
     return p.parse_args(argv)
@@ -83,7 +99,9 @@ def run_ours(ctx: dict, q: int) -> dict:
     job.write_text(tpch_run.job_sql(q, ctx["sources"], ctx["bootstrap"], sink), encoding="utf-8")
     state = ctx["work"] / f"state-q{q}"
     cmd = [sys.executable, "-m", "bench.tpch_child", str(job), str(state), ctx["bootstrap"]]
-    got = measure.run(cmd, str(ROOT), TIMEOUT_S)
+    if ctx["args"].profile:
+        cmd.append(str(ctx["work"] / f"q{q}.prof"))
+    got = measure.run(cmd, str(ROOT), ctx["args"].timeout)
     lines = [ln for ln in got.stdout.splitlines() if ln.startswith("{")]
     if got.returncode != 0 or not lines:
         tail = " | ".join(got.stderr.strip().splitlines()[-3:])
@@ -123,6 +141,11 @@ def run_one(ctx: dict, q: int, answers: dict) -> dict:
     tables = tables_read(tpch_run.job_sql(q, ctx["sources"], ctx["bootstrap"], "x"))
     events = sum(len(ctx["data"].events[t]) for t in tables)
     row = {"q": q, "events": events, "deltaflow": run_ours(ctx, q)}
+    if ctx["flink"] is None:
+        row["flink"] = {"match": "-"}
+        print(f"  q{q}: {json.dumps(row)[:600]}", flush=True)
+        _keep(ctx, row)
+        return row
     flink = ctx["flink"].ask(tpch_flink.queries(ctx["sources"], [q])[0])
     flink["load"] = measure.load()
     answer = answers.get(str(q), {})
@@ -135,7 +158,15 @@ def run_one(ctx: dict, q: int, answers: dict) -> dict:
     flink.pop("plan", None)
     row["flink"] = flink
     print(f"  q{q}: {json.dumps(row)[:600]}", flush=True)
+    _keep(ctx, row)
     return row
+
+
+def _keep(ctx: dict, row: dict) -> None:
+    """Append the row to RESULTS.jsonl as it is measured (a long run stopped midway keeps
+    the queries it finished)."""
+    with open(ctx["args"].results + "l", "a", encoding="utf-8") as f:
+        f.write(json.dumps(row) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -159,18 +190,21 @@ def main(argv: list[str] | None = None) -> int:
             "warmup_ddl": tpch_flink.file_ddl(data, heads),
         }
         answer_req = dict(request, mode="answer", queries=tpch_flink.queries(sources, queries))
-        if args.answers:
+        if args.no_flink:
+            answers = {}
+        elif args.answers:
             answers = json.loads(Path(args.answers).read_text(encoding="utf-8"))
         else:
             answers, _ = run_flink(args, work, answer_req, "answers")
         print(f"bench.tpch: Flink answered {len(answers)} queries", flush=True)
         ctx = {"bootstrap": broker.bootstrap, "data": data, "sources": sources, "work": work,
-               "request": request}  # fmt: skip
-        ctx["flink"] = FlinkServer(args, work, request)
+               "request": request, "args": args}  # fmt: skip
+        ctx["flink"] = None if args.no_flink else FlinkServer(args, work, request)
         try:
             rows = [run_one(ctx, q, answers) for q in queries]
         finally:
-            ctx["flink"].close()
+            if ctx["flink"] is not None:
+                ctx["flink"].close()
     result = {"command": "python -m bench.tpch " + " ".join(sys.argv[1:]), "sf": args.sf,
               "started_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(started)),
               "rows": rows}  # fmt: skip

@@ -26,7 +26,12 @@ def main(argv: list[str]) -> int:
     plan = planned.explain()
     started, cpu = time.perf_counter(), _cpu()
     job = Job(planned.plan, JobOptions(state_dir=Path(state_dir), bootstrap=bootstrap))
-    job.run()
+    if len(argv) > 3:  # a profile file: cProfile the run (bench.tpch --profile)
+        import cProfile
+
+        cProfile.runctx("job.run()", globals(), {"job": job}, argv[3])
+    else:
+        job.run()
     seconds, cpu = time.perf_counter() - started, _cpu() - cpu
     print(json.dumps({"events": job.stats.total_in, "seconds": seconds, "cpu_s": cpu,
                       "plan": plan, "state_mb": state_mb(state_dir)}), flush=True)  # fmt: skip

@@ -12,7 +12,7 @@ def tables_read(sql: str) -> set[str]:
     """The tables a deltaflow job reads, from its EXPLAIN."""
     from deltaflow.processor.planner.api import plan_job
 
-    return set(re.findall(r"default_database, (\w+)\]\]", plan_job(sql).explain()))
+    return set(re.findall(r"default_database, (\w+)[\],]", plan_job(sql).explain()))
 
 
 def _describe(joins: list[tuple[bool, str, bool]]) -> str:

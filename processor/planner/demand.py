@@ -3,13 +3,23 @@ a physical rule (``physical_rules``): the result is the scan's ``project`` field
 
 What a node needs of its input, by the kind of node:
 
-- a ``Calc``: the columns its projections and condition read;
+- a ``Calc``: the columns its condition and its projections read, except a projection
+  that is a bare column no consumer reads (it passes a None through; an expression is
+  still computed, so its columns stay read);
 - a ``DropUpdateBefore``: what its own consumers need;
 - a regular ``Join``: its keys, the columns its condition reads, and the columns
   its own consumers need of its output (left columns, then right columns);
 - a two-way ``DeltaJoin`` (inputs: the scans): of each scan, what the side's Calc
   reads to give the side-row columns the join needs (as for a regular join), the
   side's condition and the index columns, so its mirrors hold only those;
+- a ``SemiJoin`` (output: the left columns): of the left input, its keys, the left
+  columns its condition reads and what its consumers need; of the right input, its keys
+  and the right columns its condition reads (its state keeps only those, as Flink's
+  projections below a semi join do); a ``DeltaSemiJoin`` maps these through each side's
+  Calc to its scan, as a ``DeltaJoin``;
+- a ``DeltaJoinCascade``: what its consumers need, down its tree of views (a join: its
+  keys and condition; a Calc: as a Calc; each view: the columns it is looked up by and
+  those it looks its input up by) to each source, then as a ``DeltaJoin``'s side;
 - anything else (an aggregate, ChangelogNormalize, a sink, ...): every column,
   since it may read or compare whole rows.
 
@@ -21,13 +31,17 @@ compare whole rows (a join's state) see None in the same places on every row.
 
 from __future__ import annotations
 
-from deltaflow.processor.exprs.nodes import input_refs
+from deltaflow.processor.exprs.nodes import InputRef, input_refs
 from deltaflow.processor.plan import (
     Calc,
     DeltaJoin,
+    DeltaJoinCascade,
+    DeltaSemiJoin,
+    DeltaView,
     DropUpdateBefore,
     Join,
     Node,
+    SemiJoin,
     Sink,
     TableSourceScan,
 )
@@ -69,9 +83,11 @@ class _Demand:
     def _read(self, consumer: Node, child: Node) -> set[int] | None:
         """Columns of ``child`` that ``consumer`` reads; None for all."""
         if isinstance(consumer, Calc) and len(consumer.inputs) == 1:
+            wanted = self.of(consumer)
             used: set[int] = set()
-            for expr in consumer.projection:
-                used |= input_refs(expr)
+            for i, expr in enumerate(consumer.projection):
+                if wanted is None or i in wanted or not isinstance(expr, InputRef):
+                    used |= input_refs(expr)
             if consumer.condition is not None:
                 used |= input_refs(consumer.condition)
             return used
@@ -81,7 +97,46 @@ class _Demand:
             return self._join_reads(consumer, consumer.inputs[0] is child)
         if type(consumer) is DeltaJoin:
             return self._delta_join_reads(consumer, child)
+        if type(consumer) in (SemiJoin, DeltaSemiJoin):
+            return self._semi_join_reads(consumer, child)
+        if type(consumer) is DeltaJoinCascade:
+            out = self.of(consumer)
+            if out is None:
+                return None
+            used: set[int] = set()
+            _view_reads(
+                consumer.tree, out, [i for i, c in enumerate(consumer.inputs) if c is child], used
+            )
+            return used
         return None
+
+    def _semi_join_reads(self, join: SemiJoin, child: Node) -> set[int] | None:
+        """The columns of ``child`` (either input, or both) the semi join reads."""
+        out = self.of(join)
+        if out is None:
+            return None
+        delta = isinstance(join, DeltaSemiJoin)
+        width = len(join.left.projection) if delta else len(join.inputs[0].fields)
+        cond = input_refs(join.condition) if join.condition is not None else set()
+        wanted = (
+            out | {i for i in cond if i < width} | set(join.left_keys),
+            {i - width for i in cond if i >= width} | set(join.right_keys),
+        )
+        used: set[int] = set()
+        for port in (0, 1):
+            if join.inputs[port] is not child:
+                continue
+            if not delta:
+                used |= wanted[port]
+                continue
+            side = join.left if port == 0 else join.right
+            for i in wanted[port]:
+                if 0 <= i < len(side.projection):
+                    used |= input_refs(side.projection[i])
+            if side.condition is not None:
+                used |= input_refs(side.condition)
+            used |= set(side.index) | set(side.primary_key)
+        return used
 
     def _delta_join_reads(self, join: DeltaJoin, scan: Node) -> set[int] | None:
         out = self.of(join)
@@ -114,6 +169,43 @@ class _Demand:
         if left:
             return {i for i in out if i < width} | set(join.left_keys)
         return {i - width for i in out if i >= width} | set(join.right_keys)
+
+
+def _calc_reads(projection, condition, wanted: set[int] | None) -> set[int]:  # noqa: ANN001
+    """Input columns a Calc reads to give the ``wanted`` output columns (None: all): its
+    condition, every expression, and the bare columns wanted (an empty projection passes
+    its input through)."""
+    used = set(input_refs(condition)) if condition is not None else set()
+    if not projection:
+        return used | wanted if wanted is not None else used
+    for i, expr in enumerate(projection):
+        if wanted is None or i in wanted or not isinstance(expr, InputRef):
+            used |= input_refs(expr)
+    return used
+
+
+def _view_reads(view: DeltaView, wanted: set[int], ports: list[int], used: set[int]) -> None:
+    """Add to ``used`` the scan columns the sources at ``ports`` give ``view``'s ``wanted``."""
+    wanted = wanted | {c for lk in view.lookups for c in lk.key}
+    via = [{c for lk in view.lookups if lk.via == i for c in lk.via_key} for i in (0, 1)]
+    if view.kind == "source":
+        if view.port not in ports:
+            return
+        used |= _calc_reads(view.projection, view.condition, wanted)
+        for side in {lk.side for lk in view.lookups if lk.side is not None}:
+            used |= _calc_reads(side.projection, side.condition, wanted)
+            used |= set(side.index) | set(side.primary_key)
+        return
+    if view.kind == "calc":
+        inner = _calc_reads(view.projection, view.condition, wanted) | via[0]
+        _view_reads(view.inputs[0], inner, ports, used)
+        return
+    width = view.inputs[0].width
+    out = wanted | (input_refs(view.condition) if view.condition is not None else set())
+    left = {i for i in out if i < width} | set(view.left_keys) | via[0]
+    right = {i - width for i in out if i >= width} | set(view.right_keys) | via[1]
+    _view_reads(view.inputs[0], left, ports, used)
+    _view_reads(view.inputs[1], right, ports, used)
 
 
 def demanded_columns(roots: tuple[Node, ...]) -> dict[int, tuple[str, ...] | None]:

@@ -40,7 +40,8 @@ def test_explain_shows_each_join_of_the_cascade_with_its_lookups():
         "      :- DeltaJoin(joinType=[InnerJoin], where=[=(k, k0)], leftIndex=[k], "
         "rightIndex=[k], select=[id, k, v, rid, k0, w], changelogMode=[I,UB,UA,D])\n"
         "      :  :- ChangelogNormalize(key=[id], beforeImage=[state], changelogMode=[I,UB,UA,D])\n"
-        "      :  :  +- TableSourceScan(table=[[default_catalog, default_database, a]]"
+        "      :  :  +- TableSourceScan(table=[[default_catalog, default_database, a, "
+        "project=[id, k], metadata=[]]], fields=[id, k]"  # v is read by no one
     ) in text
 
 
