@@ -97,26 +97,30 @@ class _Demand:
             return self._join_reads(consumer, consumer.inputs[0] is child)
         if type(consumer) is DeltaJoin:
             return self._delta_join_reads(consumer, child)
-        if type(consumer) in (SemiJoin, DeltaSemiJoin):
+        if isinstance(consumer, SemiJoin) and type(consumer) in (SemiJoin, DeltaSemiJoin):
             return self._semi_join_reads(consumer, child)
         if type(consumer) is DeltaJoinCascade:
             out = self.of(consumer)
             if out is None:
                 return None
-            used: set[int] = set()
+            reads: set[int] = set()
             _view_reads(
-                consumer.tree, out, [i for i, c in enumerate(consumer.inputs) if c is child], used
+                consumer.tree, out, [i for i, c in enumerate(consumer.inputs) if c is child], reads
             )
-            return used
+            return reads
         return None
 
-    def _semi_join_reads(self, join: SemiJoin, child: Node) -> set[int] | None:
+    def _semi_join_reads(self, join: SemiJoin | DeltaSemiJoin, child: Node) -> set[int] | None:
         """The columns of ``child`` (either input, or both) the semi join reads."""
         out = self.of(join)
         if out is None:
             return None
         delta = isinstance(join, DeltaSemiJoin)
-        width = len(join.left.projection) if delta else len(join.inputs[0].fields)
+        width = (
+            len(join.left.projection)
+            if isinstance(join, DeltaSemiJoin)
+            else len(join.inputs[0].fields)
+        )
         cond = input_refs(join.condition) if join.condition is not None else set()
         wanted = (
             out | {i for i in cond if i < width} | set(join.left_keys),
@@ -129,6 +133,7 @@ class _Demand:
             if not delta:
                 used |= wanted[port]
                 continue
+            assert isinstance(join, DeltaSemiJoin)
             side = join.left if port == 0 else join.right
             for i in wanted[port]:
                 if 0 <= i < len(side.projection):
