@@ -40,6 +40,7 @@ from deltaflow.processor.plan import (
     DeltaView,
     DropUpdateBefore,
     Join,
+    MirrorSide,
     Node,
     SemiJoin,
     Sink,
@@ -134,13 +135,7 @@ class _Demand:
                 used |= wanted[port]
                 continue
             assert isinstance(join, DeltaSemiJoin)
-            side = join.left if port == 0 else join.right
-            for i in wanted[port]:
-                if 0 <= i < len(side.projection):
-                    used |= input_refs(side.projection[i])
-            if side.condition is not None:
-                used |= input_refs(side.condition)
-            used |= set(side.index) | set(side.primary_key)
+            used |= _side_reads(join.left if port == 0 else join.right, wanted[port])
         return used
 
     def _delta_join_reads(self, join: DeltaJoin, scan: Node) -> set[int] | None:
@@ -156,12 +151,7 @@ class _Demand:
                 continue
             keys = join.left_keys if port == 0 else join.right_keys
             wanted = {i for i in out if i < width} if port == 0 else {i - width for i in out}
-            for i in wanted | set(keys):
-                if 0 <= i < len(side.projection):
-                    used |= input_refs(side.projection[i])
-            if side.condition is not None:
-                used |= input_refs(side.condition)
-            used |= set(side.index) | set(side.primary_key)
+            used |= _side_reads(side, wanted | set(keys))
         return used
 
     def _join_reads(self, join: Join, left: bool) -> set[int] | None:
@@ -235,3 +225,15 @@ def demanded_columns(roots: tuple[Node, ...]) -> dict[int, tuple[str, ...] | Non
         read = tuple(name for name in physical if name in names)
         out[node.node_id] = None if len(read) == len(physical) else read
     return out
+
+
+def _side_reads(side: MirrorSide, wanted: set[int]) -> set[int]:
+    """The scan columns a delta (semi) join side reads for its ``wanted`` view columns:
+    their expressions, the side's filter, its index and its primary key."""
+    used: set[int] = set()
+    for i in wanted:
+        if 0 <= i < len(side.projection):
+            used |= input_refs(side.projection[i])
+    if side.condition is not None:
+        used |= input_refs(side.condition)
+    return used | set(side.index) | set(side.primary_key)
