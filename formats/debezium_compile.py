@@ -20,6 +20,7 @@ from typing import Any
 from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from deltaflow.formats.debezium_values import CONVERSION_ERRORS, Converter
 from deltaflow.formats.generated import define
+from deltaflow.formats.prefilter import Rejected
 
 # The fast path's fallback for message ``i``: read it on the checked path.
 Slow = Callable[[int, Any], None]
@@ -106,6 +107,49 @@ def run(values, kinds, rows, slow, schema=None):
 """
 
 
+# The batch loop of a source taking before-images from state with a pre-filter: the
+# normalizer needs every change (a key outside the filter is still a key), so nothing is
+# dropped; an after-image failing ``keep_a`` is built as a ``Rejected`` row of fewer
+# columns (``row_r``: ``formats/prefilter.py``), which the normalizer stores and never
+# emits. A before-image is read for its key alone and never tested.
+_STATE_BATCH = """\
+def run(values, kinds, rows, slow, schema=None):
+    add_kind, add_row = kinds.append, rows.append
+    for i, value in enumerate(values):
+        if not value:
+            continue  # a tombstone
+        try:
+            env = decode(value)
+            op = env.op{meta}
+            if op == "u":
+                b, a = env.before, env.after
+                if a is not None:
+                    if b is None or {same_key}:
+                        add_row({row_a} if {keep_a} else REJECTED({row_r}))
+                        add_kind(UPDATE_AFTER)
+                    else:
+                        rows += ({row_b}, {row_a} if {keep_a} else REJECTED({row_r}))
+                        kinds += UPDATE
+                    continue
+            elif op == "c" or op == "r":
+                a = env.after
+                if a is not None and env.before is None:
+                    add_row({row_a} if {keep_a} else REJECTED({row_r}))
+                    add_kind(INSERT)
+                    continue
+            elif op == "d":
+                b = env.before
+                if b is not None and env.after is None:
+                    add_row({row_b})
+                    add_kind(DELETE)
+                    continue
+        except ERRORS:
+            pass
+        slow(i, value)
+    return 0
+"""
+
+
 class RowCode:
     """The tuple display reading one decoded row struct, and the names it uses."""
 
@@ -159,6 +203,7 @@ class RowCode:
         keep: Keep | None = None,
         partial: bool = False,
         before: RowCode | None = None,
+        rejected: RowCode | None = None,
     ) -> BatchReader:
         """``run(values, kinds, rows, slow, schema=None) -> dropped``: appends the
         changes of each message, each row followed by the values of the ``meta``
@@ -178,12 +223,17 @@ class RowCode:
 
         ``before``: the code reading a before-image (default this one), for a struct of
         fewer columns (the others None).
+
+        ``rejected``: with ``partial`` and ``keep``, the code reading an after-image that
+        fails ``keep`` into a ``Rejected`` row (``_STATE_BATCH``: nothing is dropped).
         """
         row_a, row_b, line = self.row("a"), (before or self).row("b"), ""
+        row_r = (rejected or self).row("a")
         if meta:
             calls = "".join(f"M{n}(env, schema), " for n in range(len(meta)))
             line = f"\n            m = ({calls})"
-            row_a, row_b = f"{row_a} + m", f"{row_b} + m"
+            row_a, row_b, row_r = f"{row_a} + m", f"{row_b} + m", f"{row_r} + m"
+        state = partial and keep is not None
         names = {
             **{f"M{n}": read for n, read in enumerate(meta)},
             "decode": decode,
@@ -194,17 +244,18 @@ class RowCode:
             "INSERT": INSERT,
             "DELETE": DELETE,
         }
-        source = _BATCH.format(
+        source = (_STATE_BATCH if state else _BATCH).format(
             row_a=row_a,
             row_b=row_b,
+            row_r=row_r,
             meta=line,
-            keep_a="True" if keep is None else keep.code.format(o="a"),
-            keep_b="True" if keep is None else keep.code.format(o="b"),
+            keep_a="True" if keep is None else f"({keep.code.format(o='a')})",
+            keep_b="True" if keep is None else f"({keep.code.format(o='b')})",
             partial="True" if partial else "False",
-            same_key=self._same_key(before) if partial and keep is None else "False",
+            same_key=self._same_key(before) if partial else "False",
         )
         if keep is not None:
-            names.update(keep.scope)
+            names.update(keep.scope, REJECTED=Rejected)
         return self._exec(source, names, "run")
 
     def _same_key(self, before: RowCode | None) -> str:

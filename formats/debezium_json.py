@@ -68,6 +68,7 @@ from deltaflow.formats.debezium_types import (
     logical_step,
 )
 from deltaflow.formats.errors import FormatError
+from deltaflow.formats.prefilter import PreFilter
 from deltaflow.formats.spec import FormatSpec
 
 BEFORE_IMAGE = f"{NAME}.before-image"
@@ -134,6 +135,8 @@ class DebeziumJsonDecoder:
         self._before_columns: frozenset[str] | None = None  # all a before-image is read for
         self._key_at: list[int] = []  # where those columns are
         self.truncates = 0  # truncates handed on as a -D of TRUNCATED
+        self._filtering = True  # the pre-filter applies (filter_images)
+        self._parked: tuple | None = None  # the plans of the other way (filter_images)
         self._plain = self._typed = self._plan({})
         self._loose: Plan | None = None  # built when the data asks for it (_loosen)
         self._loose_left = 0
@@ -146,16 +149,37 @@ class DebeziumJsonDecoder:
         self.logical_messages = 0  # op "m" (logical decoding messages): skipped, counted
         self._counted: dict[tuple[str, int], int] = {}  # the last offset counted there
 
-    def accept_partial_images(self, key: Sequence[str] = ()) -> None:
+    def accept_partial_images(
+        self, key: Sequence[str] = (), prefilter: PreFilter | None = None
+    ) -> None:
         """The source takes before-images from its state: an update without one gives
         its +U alone, a truncate a -D of ``TRUNCATED`` (the normalizer makes them exact).
-        Needs every image (no pre-filter). ``key``: the primary key columns, all the
-        normalizer reads of a before-image (its other columns are then left None)."""
-        self.partial, self._prefilter = True, None
+        The normalizer needs every change, so nothing is dropped: with ``prefilter`` an
+        after-image failing it is built as a ``Rejected`` row (``formats/prefilter.py``).
+        ``key``: the primary key columns, all the normalizer reads of a before-image (its
+        other columns are then left None)."""
+        self.partial, self._prefilter = True, prefilter
         self._before_columns = frozenset(key) or None
         self._key_at = [i for i, (name, _) in enumerate(self._columns) if name in key]
         self._plain = self._typed = self._plan({})
         self._loose, self._plans = None, {}
+        self._filtering, self._parked = True, None
+
+    def filter_images(self, on: bool) -> None:
+        """Whether the next batches apply the pre-filter of ``accept_partial_images``
+        (the normalizer turns it off for a batch that may hold TOAST placeholders: a
+        placeholder in a column a test reads cannot be judged from the message). The
+        plans of either way are kept, so switching back and forth builds nothing."""
+        if self._prefilter is None or on is self._filtering:
+            return
+        parked = (self._plain, self._typed, self._loose, self._plans)
+        self._filtering = on
+        if self._parked is None:
+            self._plain = self._typed = self._plan({})
+            self._loose, self._plans = None, {}
+        else:
+            self._plain, self._typed, self._loose, self._plans = self._parked
+        self._parked = parked
 
     def decode(self, raw: RawBatch) -> Batch:
         kinds: list[int] = []
@@ -418,7 +442,7 @@ class DebeziumJsonDecoder:
             skip,
             self._demanded,
             self._meta,
-            prefilter=self._prefilter,
+            prefilter=self._prefilter if self._filtering else None,
             decimals=decimals,
             default_decimals=self._decimals,
             partial=self.partial,

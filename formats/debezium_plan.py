@@ -29,10 +29,12 @@ from deltaflow.formats.json_convert import msgspec_type
 from deltaflow.formats.prefilter import PreFilter, fits
 from deltaflow.formats.types import (
     ARRAY,
+    BINARY_ROOTS,
     DECIMAL,
     MAP,
     MULTISET,
     ROW,
+    STRING_ROOTS,
     TIMESTAMP,
     DataType,
     has_decimal,
@@ -133,7 +135,8 @@ class Plan:
         row = msgspec.defstruct("Row", fields, rename=rename, gc=False)
         # a before-image read for its ``before_columns`` alone (the source takes the rest
         # from state): msgspec skips the other fields without building them
-        cut = set() if before_columns is None or self.keep else {
+        # (in state mode a pre-filter never tests a before-image: it is never dropped)
+        cut = set() if before_columns is None or (self.keep and not partial) else {
             i for i, (n, _) in enumerate(columns) if n not in before_columns
         }  # fmt: skip
         self.before_skipped = self.skipped | cut  # the checked path reads the same columns
@@ -153,8 +156,12 @@ class Plan:
         if before is not row:
             before_code = RowCode(len(columns), posts, self.skipped | cut, decimals, raw)
             self.read_before = before_code.compile_reader()
+        rejected = None
+        if partial and self.keep:  # an after-image failing the pre-filter: a Rejected row
+            left = _rejected_columns(columns, posts, before_columns or frozenset())
+            rejected = RowCode(len(columns), posts, self.skipped | left, decimals, raw)
         self.run = code.compile_batch(
-            self.fast.decode, meta, (Bad,), self.keep, partial, before_code
+            self.fast.decode, meta, (Bad,), self.keep, partial, before_code, rejected
         )
 
     def checked(self, value: Any) -> tuple[Any, tuple | None, tuple | None, int]:
@@ -223,6 +230,24 @@ def _keep(prefilter: PreFilter, plain: dict[str, int], columns: list) -> Keep | 
     fields = {t.column: f"{{o}}.c{plain[t.column]}" for t in tests}
     code, scope = PreFilter(tests).code(fields, "K")
     return None if code is None else Keep(code, scope)
+
+
+def _rejected_columns(
+    columns: list[tuple[str, DataType]], posts: dict[int, Any], key: frozenset[str]
+) -> set[int]:
+    """The columns a ``Rejected`` row leaves None: those a Python converter reads
+    (DECIMAL, temporal, ...), but never a key column nor a character or binary one (a
+    TOAST placeholder in a later image takes its value from the stored row). A column
+    msgspec decodes to its value costs nothing and is kept; a pre-filter tests only
+    those."""
+    return {
+        i
+        for i, (name, dtype) in enumerate(columns)
+        if i in posts
+        and name not in key
+        and dtype.root not in STRING_ROOTS
+        and dtype.root not in BINARY_ROOTS
+    }
 
 
 def envelope_decoder() -> msgspec.json.Decoder:

@@ -29,6 +29,16 @@ NULL_TESTS = ("IS NULL", "IS NOT NULL")
 OPS = (*COMPARISONS, *MEMBERSHIP, *NULL_TESTS)
 
 
+class Rejected(tuple):
+    """A row whose image failed its source's pre-filter, built for a source that takes
+    before-images from state (``processor/runtime/normalize.py``): the key, the columns
+    the tests read and every character or binary column (a TOAST placeholder may take
+    its value later) are the image's, every other column None. The normalizer stores it
+    so that it knows the key and never emits it: the Calc would drop it."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
 class Check:
     """One test ``column op value``: ``value`` is one constant for a comparison, a frozenset of

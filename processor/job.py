@@ -48,6 +48,7 @@ from deltaflow.processor.job_tables import (
     source_spec,
 )
 from deltaflow.processor.plan import JobPlan
+from deltaflow.processor.planner.prefilter import state_prefilters
 from deltaflow.processor.runtime import key_presence
 from deltaflow.processor.settings import (
     broker_timeout_s,
@@ -194,13 +195,17 @@ class Job:
         start = None if resume else self.options.start
         inputs = self.inputs
         unknown_keys = key_presence.presence_mode(self.plan.settings)
+        prefilters = state_prefilters(self.plan.sinks)  # before-images from state
         for scan in self.scans:
             spec = source_spec(scan)
             with for_node(scan):  # its decoders' generated code is named after it
                 source = create_source(spec, bootstrap=self.options.bootstrap, start=start)
                 inputs.sources[scan.node_id] = source
                 inputs.route_dead_letters(source, self._patience_for, self.txn)
-                check = install_checks(source, scan, self.state, unknown_keys, not resume)
+                check = install_checks(
+                    source, scan, self.state, unknown_keys, not resume,
+                    prefilters.get(scan.node_id),
+                )  # fmt: skip
             if check is not None:
                 inputs.presence[scan.table] = check
             source.open(resume.get(str(scan.node_id)))

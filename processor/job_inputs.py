@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from deltaflow.connectors.base import Source
 from deltaflow.connectors.dead_letters import DeadLetterWriter
 from deltaflow.connectors.transactions import EpochTransactions, Patience
+from deltaflow.formats.prefilter import PreFilter
 from deltaflow.processor.job_tables import LOOKUP_PREFIX
 from deltaflow.processor.plan import TableSourceScan
 from deltaflow.processor.runtime import key_presence, normalize_source
@@ -103,11 +104,13 @@ class Inputs:
 
 
 def install_checks(
-    source: Source, scan: TableSourceScan, state: StateBackend, unknown_keys: str, fresh: bool
-) -> KeyCheck | None:
-    """The source's before-images from state (its normalizer checks keys too), or its
-    unknown-key check; the check to report, or None."""
+    source: Source, scan: TableSourceScan, state: StateBackend, unknown_keys: str, fresh: bool,
+    prefilter: PreFilter | None = None,
+) -> KeyCheck | None:  # fmt: skip
+    """The source's before-images from state (its normalizer checks keys too, and applies
+    ``prefilter``: ``planner/prefilter.state_prefilters``), or its unknown-key check; the
+    check to report, or None."""
     if scan.normalize:
-        check = normalize_source.install(source, scan, state, unknown_keys, fresh)
+        check = normalize_source.install(source, scan, state, unknown_keys, fresh, prefilter)
         return check if unknown_keys != "ignore" else None
     return key_presence.install(source, scan, state, unknown_keys, fresh)

@@ -9,8 +9,9 @@ job does or reports:
   consumers, read by a join, an aggregate, a delta join's mirror, ChangelogNormalize
   or a sink keeps every row);
 - the scan has no watermark (its rows advance it), does not take before-images from
-  state (its normalizer follows every change) and the job does not check unknown keys
-  ('deltaflow.unknown-key-delete' other than 'ignore' follows every retraction);
+  state (its normalizer follows every change: ``state_prefilters`` instead) and the job
+  does not check unknown keys ('deltaflow.unknown-key-delete' other than 'ignore'
+  follows every retraction);
 - the pushed conjuncts compare a physical column (not a metadata column) with
   non-NULL constants: ``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, ``[NOT] BETWEEN``
   (as two comparisons, BETWEEN only), ``[NOT] IN`` and ``IS [NOT] NULL``;
@@ -62,6 +63,21 @@ def prefilters(roots: tuple[Node, ...], settings: dict[str, str]) -> dict[int, P
     """Scan node_id -> its pre-filter, for the scans that may have one."""
     if unknown_key_delete_mode(settings) != "ignore":
         return {}
+    return _found(roots, normalized=False)
+
+
+def state_prefilters(roots: tuple[Node, ...]) -> dict[int, PreFilter]:
+    """Scan node_id -> its pre-filter, for the scans taking before-images from state
+    that may have one: the job applies it at run time (``normalize_source``: the
+    normalizer keeps a row of fewer columns for every image failing it, so unknown keys
+    are followed as without it). Not a plan field, so a plan, its EXPLAIN and its state
+    fingerprint are what they were without it."""
+    return _found(roots, normalized=True)
+
+
+def _found(roots: tuple[Node, ...], normalized: bool) -> dict[int, PreFilter]:
+    """The pre-filters of the scans that take before-images from state (``normalized``)
+    or of those that do not."""
     consumers: dict[int, dict[int, Node]] = {}
     scans: dict[int, TableSourceScan] = {}
     seen: set[int] = set()
@@ -82,7 +98,7 @@ def prefilters(roots: tuple[Node, ...], settings: dict[str, str]) -> dict[int, P
         users = list(consumers.get(scan_id, {}).values())
         if len(users) != 1 or scan.watermark is not None or scan_id in sink_ids:
             continue
-        if scan.normalize:  # before-images from state: the normalizer follows every change
+        if bool(scan.normalize) is not normalized:  # state mode: see state_prefilters
             continue
         calc = users[0]
         if type(calc) is not Calc or calc.condition is None or len(calc.inputs) != 1:

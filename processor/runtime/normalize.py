@@ -22,6 +22,12 @@ changelog exact from what it stores, change by change in order:
   the old key, create of the new) takes it from the deleted row. A placeholder with
   nothing to take it from is a ``Problem``, never output.
 
+A ``Rejected`` row (``formats/prefilter.py``: an after-image that failed the source's
+pre-filter, its converted columns left None) is stored as any row but never emitted:
+the scan's only consumer is the Calc whose WHERE the pre-filter's tests are part of, and
+it would drop every output row holding it. Left out, the Calc's output is the same (it
+keeps or drops each row by itself). ``normalize_source`` says why the rest is exact.
+
 An update or delete of a key never stored is a change the job never saw: it is counted
 (``Result.unknown``) and, when ``refuse_unknown``, a ``Problem`` too
 (``'deltaflow.unknown-key-delete'``, see ``normalize_source``).
@@ -46,6 +52,7 @@ from deltaflow.formats.changelog import (
     UPDATE_BEFORE,
     Batch,
 )
+from deltaflow.formats.prefilter import Rejected
 
 PLACEHOLDER = "__debezium_unavailable_value"  # Debezium's 'unavailable.value.placeholder'
 _TRUNCATE = object()  # the key of a truncate's row (a NULL key value is None)
@@ -73,6 +80,7 @@ class Result:
     problems: list[Problem] = field(default_factory=list)
     unknown: int = 0
     last_deleted: tuple | None = None
+    withheld: int = 0  # output rows left out: Rejected rows (the Calc would drop them)
 
 
 class Store(Protocol):
@@ -167,11 +175,20 @@ class _Segment:
         self._loop(kinds, rows, self.keys, drop)
         self.result.last_deleted = self.last_deleted
 
+    def _emit(self, kind: int, row: tuple, origin: int) -> None:
+        """One output row, unless it is ``Rejected`` (module docstring)."""
+        if type(row) is Rejected:
+            self.result.withheld += 1
+            return
+        self.out.append(kind, row)
+        self.origins.append(origin)
+
     def _loop(self, kinds, rows, keys, drop) -> None:
         """The common changes inline (per-row work is the budget); a key that moves, a
         placeholder, an unknown key and a truncate go through the methods below."""
         cur, out_kinds, out_rows, origins = self.cur, self.out.kinds, self.out.rows, self.origins
         fill, marks = self.fill, (self.norm.placeholder, self.norm.placeholder_bytes)
+        emit, held = self._emit, Rejected
         n, i = len(kinds), 0
         while i < n:
             if drop and i in drop:
@@ -192,9 +209,7 @@ class _Segment:
                     if prev is None:
                         self._retract(origin, key, "delete")
                         continue
-                    out_kinds.append(DELETE)
-                    out_rows.append(prev)
-                    origins.append(origin)
+                    emit(DELETE, prev, origin)
                     cur[key] = None
                     self.last_deleted = prev
                     continue
@@ -204,14 +219,16 @@ class _Segment:
                 continue
             self.last_deleted = None
             if prev is None:  # a create of a new key
-                out_kinds.append(INSERT)
-                out_rows.append(row)
-                origins.append(origin)
+                emit(INSERT, row, origin)
                 cur[key] = row
             elif kind != INSERT or prev != row:  # an identical +I is a repeated event
-                out_kinds += (UPDATE_BEFORE, UPDATE_AFTER)
-                out_rows += (prev, row)
-                origins += (origin, origin)
+                if type(prev) is held or type(row) is held:
+                    emit(UPDATE_BEFORE, prev, origin)
+                    emit(UPDATE_AFTER, row, origin)
+                else:
+                    out_kinds += (UPDATE_BEFORE, UPDATE_AFTER)
+                    out_rows += (prev, row)
+                    origins += (origin, origin)
                 cur[key] = row
 
     def _add(self, kind: int, row: tuple, key: object, origin: int) -> None:
@@ -233,16 +250,13 @@ class _Segment:
                 return
             row = filled
         self.last_deleted = None
-        out, origins = self.out, self.origins
         if prev is None:
             if kind == UPDATE_AFTER and not self._unknown(origin, key, "update"):
                 return
-            out.append(INSERT, row)
-            origins.append(origin)
+            self._emit(INSERT, row, origin)
         elif kind != INSERT or prev != row:  # a create repeating the stored row changes nothing
-            out.append(UPDATE_BEFORE, prev)
-            out.append(UPDATE_AFTER, row)
-            origins += (origin, origin)
+            self._emit(UPDATE_BEFORE, prev, origin)
+            self._emit(UPDATE_AFTER, row, origin)
         self.cur[key] = row
 
     def _filled(self, row: tuple, prev: tuple | None) -> tuple | None:
@@ -264,8 +278,7 @@ class _Segment:
             self._unknown(i, key, what)
             self.last_deleted = None
             return
-        self.out.append(DELETE, prev)
-        self.origins.append(i)
+        self._emit(DELETE, prev, i)
         self.cur[key] = None
         self.last_deleted = prev
 
@@ -278,8 +291,7 @@ class _Segment:
             cur.setdefault(key, stored)
         for key, row in cur.items():
             if row is not None:
-                self.out.append(DELETE, row)
-                self.origins.append(i)
+                self._emit(DELETE, row, i)
                 cur[key] = None
         self.last_deleted = None
 

@@ -21,6 +21,25 @@ only for a source of one partition, where the delete right before is the key cha
 own: in a topic of several partitions the two keys may hash apart, and a create with a
 placeholder is then bad input, never filled from an unrelated row).
 
+The pre-filter (``prefilter``, the WHERE tests of the scan's only consumer, a Calc:
+``processor/planner/prefilter.state_prefilters``) is exact here too, by this rule. The
+decoder builds an after-image failing it as a ``Rejected`` row: the key, the columns the
+tests read and every character and binary column are the image's, the columns a
+converter reads (DECIMAL, temporal) None. It is normalized and stored as any row (the
+normalizer still knows the key exists: a later update of it gives -U/+U, not +I, and a
+delete of it is no unknown key) but never emitted, because the Calc drops any row that
+fails a test; a -U/-D of a stored ``Rejected`` row is left out for the same reason.
+A stored row that passed and a new image that fails give the -U/-D of the stored row
+alone; a key that never passed gives nothing downstream. A placeholder in a later image
+takes its value from the stored row, so the stored row keeps every column a placeholder
+can stand in (character and binary ones); and a batch that may hold a placeholder
+(``may_hold_placeholders``) is decoded without the pre-filter, since a placeholder in a
+tested column cannot be judged from the message. A row read back from LMDB (after a
+restart, or past ``KEEP_ROWS``) is a plain tuple: it is emitted as any row, and the
+Calc drops it, its tested columns being the image's. The plan's fingerprint covers the
+WHERE, so state written under another filter is refused. Not with the delta operators'
+mirror as the store (they read its rows), nor a layout assembling rows from records.
+
 Unknown keys follow ``'deltaflow.unknown-key-delete'`` (``key_presence``): counted with
 ``count`` and ``policy``, refused by the table's policy with ``policy`` once the state
 followed the topic from its beginning; the normalizer stands in for the key set there.
@@ -33,6 +52,7 @@ import sys
 from deltaflow.connectors.layout import decode_with_origins
 from deltaflow.formats.changelog import Batch, RawBatch
 from deltaflow.formats.errors import ConnectorError, FormatError
+from deltaflow.formats.prefilter import PreFilter
 from deltaflow.processor.runtime.base import row_shape
 from deltaflow.processor.runtime.key_presence import RETRACTIONS
 from deltaflow.processor.runtime.mirror import Mirror, opened_mirror
@@ -99,6 +119,8 @@ class NormalizingDecoder:
         self._deleted: dict[tuple[str, int], tuple | None] = {}
         self.policy = policy  # for unknown keys, as PresenceReport reads it
         self.unknown = 0  # updates and deletes of keys never stored
+        self.withheld = 0  # Rejected rows left out of the output (the Calc drops them)
+        self.filters = hasattr(inner, "filter_images")  # a pre-filter it may turn off
 
     @property
     def skipped(self) -> int:
@@ -109,8 +131,8 @@ class NormalizingDecoder:
         self.inner.skipped = value
 
     @property
-    def filtered(self) -> int:
-        return self.inner.filtered
+    def filtered(self) -> int:  # counted as read (events in), as the rows the Calc drops
+        return self.inner.filtered + self.withheld
 
     @property
     def logical_messages(self) -> int:  # Debezium's op "m", skipped and counted
@@ -128,14 +150,17 @@ class NormalizingDecoder:
     def _normalized(self, raw: RawBatch, want: list | None) -> tuple[Batch, list[int] | None]:
         skipped, dead = self.inner.skipped, len(self.dead_letters)
         truncates = self.inner.truncates
+        norm = self.normalizer
+        fill = norm.may_hold_placeholders(raw.values)
+        if self.filters:
+            self.inner.filter_images(not fill)
         if want is None:
             batch, origins = self.inner.decode(raw), None
         else:
             batch, origins = decode_with_origins(self.inner, raw)
         if not batch:
             return batch, origins
-        norm, part = self.normalizer, (raw.topic, raw.partition)
-        fill = norm.may_hold_placeholders(raw.values)
+        part = (raw.topic, raw.partition)
         last = self._last_deleted(part)
         cut = self.inner.truncates != truncates
         linked = self.single(raw.topic)
@@ -150,6 +175,7 @@ class NormalizingDecoder:
                 origins = self._origins(raw, skipped, dead)
             result = run(self._act(raw, result.problems, origins))
         norm.commit(result)
+        self.withheld += result.withheld
         self._remember(part, result)
         if origins is None:
             return result.out, None
@@ -205,8 +231,11 @@ class NormalizingDecoder:
             self.deleted.put(part, row)
 
 
-def install(source, scan, backend, mode: str, fresh: bool) -> NormalizingDecoder:
-    """Wraps the value decoder of ``scan``'s source (a Kafka or filesystem source)."""
+def install(
+    source, scan, backend, mode: str, fresh: bool, prefilter: PreFilter | None = None
+) -> NormalizingDecoder:
+    """Wraps the value decoder of ``scan``'s source (a Kafka or filesystem source);
+    ``prefilter``: the scan's pre-filter in state mode (module docstring)."""
     layout = source.layout
     spec = layout.value_spec
     attr = "value_decoder" if hasattr(source, "value_decoder") else "decoder"
@@ -238,7 +267,12 @@ def install(source, scan, backend, mode: str, fresh: bool) -> NormalizingDecoder
         )
     placeholder = spec.options.get("unavailable-value-placeholder", PLACEHOLDER)
     normalizer = Normalizer(store, key_at, placeholder, refuse_unknown=refuse)
-    inner.accept_partial_images(list(scan.primary_key))  # before-images: the key alone
+    if isinstance(store, MirrorStore) or layout.needs_origin or not hasattr(inner, "filter_images"):
+        prefilter = None  # a mirror's rows are read by the delta operators
+    if prefilter is None:
+        inner.accept_partial_images(list(scan.primary_key))  # before-images: the key alone
+    else:
+        inner.accept_partial_images(list(scan.primary_key), prefilter)
     policy = spec.on_error if refuse else "normalized"
     deleted = backend.table(f"{name}:deleted")
     bounds = getattr(source, "bounds", None)  # a Kafka source's partitions (files: one)
