@@ -209,7 +209,12 @@ class _Segment:
                     if prev is None:
                         self._retract(origin, key, "delete")
                         continue
-                    emit(DELETE, prev, origin)
+                    if type(prev) is held:
+                        emit(DELETE, prev, origin)
+                    else:
+                        out_kinds.append(DELETE)
+                        out_rows.append(prev)
+                        origins.append(origin)
                     cur[key] = None
                     self.last_deleted = prev
                     continue
@@ -219,7 +224,12 @@ class _Segment:
                 continue
             self.last_deleted = None
             if prev is None:  # a create of a new key
-                emit(INSERT, row, origin)
+                if type(row) is held:
+                    emit(INSERT, row, origin)
+                else:
+                    out_kinds.append(INSERT)
+                    out_rows.append(row)
+                    origins.append(origin)
                 cur[key] = row
             elif kind != INSERT or prev != row:  # an identical +I is a repeated event
                 if type(prev) is held or type(row) is held:
