@@ -33,6 +33,9 @@ again on a checked path that finds the column at fault or applies Flink's coerci
 (a number in a string, a number for a STRING column, ...). With a pre-filter
 (``FormatSpec.prefilter``, the job's WHERE) an image failing its tests is dropped
 before its row is built (counted in ``filtered``); the checked path keeps every image.
+Taking before-images from state (``accept_partial_images`` with a pre-filter), nothing is
+dropped: a failing after-image is built as a ``Rejected`` row of fewer columns, which the
+normalizer stores and never emits (``processor/runtime/normalize_source.py``).
 """
 
 from __future__ import annotations

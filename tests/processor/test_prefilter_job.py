@@ -1,6 +1,7 @@
 """A WHERE pushed into the Kafka source's decoder, end to end on the broker: the sink
-gets the WHERE's result, and the job still counts every change it read. (Before-images
-from the messages: under before-images from state nothing is pushed down.)"""
+gets the WHERE's result, and the job still counts every change it read; with before-images
+from the messages, and from state (the normalizer stores a Rejected row for an image failing
+the tests and never emits it)."""
 
 from __future__ import annotations
 
@@ -59,7 +60,8 @@ def expected(changes: list[dict]) -> dict:
     }
 
 
-def run(broker, new_topic, tmp_path, extra: str = "", out_extra: str = "", select_extra: str = ""):
+def run(broker, new_topic, tmp_path, extra: str = "", out_extra: str = "", select_extra: str = "",
+        state: bool = False):  # fmt: skip
     src, dst = new_topic("orders"), new_topic("paid")
     ensure_topics(broker, [src, dst])
     changes = history()
@@ -69,6 +71,8 @@ def run(broker, new_topic, tmp_path, extra: str = "", out_extra: str = "", selec
     producer.flush(30)
     sql = JOB.format(src=src, dst=dst, bs=broker, extra=extra, out_extra=out_extra,
                      select_extra=select_extra)  # fmt: skip
+    if state:  # before-images from state, the default with a primary key
+        sql = sql.replace(", 'debezium-json.before-image' = 'message'", "")
     job = Job(plan_job(sql).plan, JobOptions(state_dir=tmp_path / "s", bootstrap=broker))
     decoder = next(iter(job.inputs.sources.values())).value_decoder
     job.run()
@@ -92,4 +96,12 @@ def test_record_metadata_keeps_every_image(broker, new_topic, tmp_path) -> None:
     )
     assert decoder.filtered == 0
     assert counted == images
+    assert table == expected(changes)
+
+
+def test_state_mode_pushes_the_filter_and_gives_the_where_result(broker, new_topic, tmp_path):
+    table, changes, _, _, decoder = run(broker, new_topic, tmp_path, state=True)
+    # most images fail the tests: built as Rejected rows, stored, never emitted
+    assert decoder.withheld > len(changes) // 2
+    assert decoder.filtered == decoder.inner.filtered + decoder.withheld
     assert table == expected(changes)
