@@ -106,6 +106,7 @@ class Normalizer:
         key_at: list[int],
         placeholder: str = PLACEHOLDER,
         refuse_unknown: bool = False,
+        binary: bool = True,
     ) -> None:
         self.store = store
         self.key_at = list(key_at)
@@ -113,14 +114,21 @@ class Normalizer:
         self.keys_of = lambda rows: list(map(self.key_of, rows))
         self.placeholder = placeholder
         self.placeholder_bytes = placeholder.encode()
-        # the placeholder as it appears in a JSON or Avro message (bytes columns: base64)
-        self.markers = (self.placeholder_bytes, b64encode(self.placeholder_bytes))
+        # the placeholder as it appears in a JSON or Avro message (BYTES columns: base64,
+        # which only a table with a BYTES column can hold), each with its rarest byte
+        forms = [self.placeholder_bytes]
+        if binary:
+            forms.append(b64encode(self.placeholder_bytes))
+        self.markers = [(_rarest(form), form) for form in forms]
         self.refuse_unknown = refuse_unknown
 
     def may_hold_placeholders(self, values: list) -> bool:
-        """Whether any raw message of a batch holds the placeholder (one C-level search)."""
+        """Whether any raw message of a batch holds the placeholder: C-level searches,
+        first for the placeholder's rarest byte (``memchr``; most batches hold none, and
+        a search for the placeholder itself is slow on JSON, its underscores and ``e``
+        matching everywhere), then for the placeholder where that byte is found."""
         joined = b"\x00".join(filter(None, values))
-        return any(marker in joined for marker in self.markers)
+        return any(rare in joined and form in joined for rare, form in self.markers)
 
     def run(
         self,
@@ -325,6 +333,15 @@ class _Segment:
 
     def _problem(self, i: int, reason: str, hint: str) -> None:
         self.result.problems.append(Problem(i, reason, hint))
+
+
+# Bytes by how rarely they appear in JSON change events (rarest first).
+_RARITY = b"zqjxZQJXkKvVwWyYbBgGfFpPhHmMcCuUdDlLrRsSnNiIoOaAtTeE0123456789_-=+/"
+
+
+def _rarest(form: bytes) -> bytes:
+    """The byte of ``form`` least likely in a message (any of its bytes is a sound test)."""
+    return bytes([next((c for c in _RARITY if c in form), form[0])])
 
 
 def _with_gaps(keys: list, gaps: list[int]) -> list:

@@ -53,6 +53,7 @@ from deltaflow.connectors.layout import decode_with_origins
 from deltaflow.formats.changelog import Batch, RawBatch
 from deltaflow.formats.errors import ConnectorError, FormatError
 from deltaflow.formats.prefilter import PreFilter
+from deltaflow.formats.types import BINARY_ROOTS
 from deltaflow.processor.runtime.base import row_shape
 from deltaflow.processor.runtime.key_presence import RETRACTIONS
 from deltaflow.processor.runtime.mirror import Mirror, opened_mirror
@@ -266,7 +267,8 @@ def install(
             file=sys.stderr,
         )
     placeholder = spec.options.get("unavailable-value-placeholder", PLACEHOLDER)
-    normalizer = Normalizer(store, key_at, placeholder, refuse_unknown=refuse)
+    binary = any(t.root in BINARY_ROOTS for t in row_types)  # base64 placeholders possible
+    normalizer = Normalizer(store, key_at, placeholder, refuse_unknown=refuse, binary=binary)
     if isinstance(store, MirrorStore) or layout.needs_origin or not hasattr(inner, "filter_images"):
         prefilter = None  # a mirror's rows are read by the delta operators
     if prefilter is None:

@@ -251,3 +251,22 @@ def test_keys_of_each_type_survive_a_restart(tmp_path, type_name, key_at):
         norm.commit(result)
         backend.commit()
         assert sorted(norm.store.all_rows()) == [(0, values[0], "s"), (2, values[2], "r")]
+
+
+@pytest.mark.parametrize("placeholder", [P, "n/a", "###", "ZZ"])
+def test_raw_placeholder_search_finds_each_form_and_only_them(placeholder) -> None:
+    """The search the source runs on a batch's raw messages (before its rarest byte, then
+    the placeholder) finds the placeholder as JSON text, and its base64 form (a BYTES
+    column) only for a table with a BYTES column."""
+    import base64
+    import json
+
+    plain = [json.dumps({"op": "u", "after": {"id": i, "s": "xyz q"}}).encode() for i in range(50)]
+    text = json.dumps({"op": "u", "after": {"id": 1, "s": placeholder}}).encode()
+    b64 = base64.b64encode(placeholder.encode())
+    encoded = b'{"op": "u", "after": {"id": 1, "b": "' + b64 + b'"}}'
+    for binary in (False, True):
+        norm = Normalizer(None, [0], placeholder, binary=binary)  # type: ignore[arg-type]
+        assert not norm.may_hold_placeholders([*plain, None])
+        assert norm.may_hold_placeholders([*plain, text, None])
+        assert norm.may_hold_placeholders([*plain, encoded]) is binary
