@@ -62,7 +62,7 @@ KEEP_GROUPS = 50_000  # committed accumulators kept decoded (see the module docs
 KEEP_KEYS = 100_000  # groups whose state key is remembered
 
 _EMIT = {"_adds": ADDS, "_I": INSERT, "_UB": UPDATE_BEFORE, "_UA": UPDATE_AFTER, "_D": DELETE}
-_PAIR = (UPDATE_BEFORE, UPDATE_AFTER)
+_PAIR: tuple[int, int] = (UPDATE_BEFORE, UPDATE_AFTER)
 
 
 fusable_projection = column_selection  # a fused Calc's columns (physical_rules.fuse_calcs)
@@ -147,6 +147,7 @@ class GroupAggOperator(Operator):
 
     def _store(self, encoded: list[bytes], accs: list[list | None]) -> None:
         """Each group's accumulator put (one call for all), a forgotten group deleted."""
+        kept: list[tuple[bytes, list | None]]
         if None in accs:
             for kb, acc in zip(encoded, accs, strict=True):
                 if acc is None:
@@ -156,7 +157,7 @@ class GroupAggOperator(Operator):
             kept = list(zip(encoded, accs, strict=True))
         if not (self.aggs.plain or self.live):
             dump = self.aggs.dump
-            kept = [(kb, dump(acc)) for kb, acc in kept]
+            kept = [(kb, dump(acc)) for kb, acc in kept]  # type: ignore[arg-type]
         self.state.put_many_encoded(kept)
 
     def _compile_per_record(self):  # noqa: ANN202
@@ -279,6 +280,7 @@ def emit(gids, accs, prevs, ok, ov, {_defaults()}):
 def _kinds_of(count: int, marks: list[tuple[int, int]], update_before: bool) -> list[int]:
     """The kinds of ``count`` output rows: +I or -D at each marked position, and between
     the marks +U (or -U/+U pairs when the node emits -U)."""
+    kinds: list[int]
     if not update_before:
         kinds = [UPDATE_AFTER] * count
         for at, kind in marks:
