@@ -3,8 +3,14 @@ accumulators kept decoded across commits, and what a discarded epoch leaves behi
 
 from __future__ import annotations
 
+from decimal import Decimal
+from fractions import Fraction
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rt_helpers import ALL, NO_UB, fields, parse_changelog, scan, show, types
 
+from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, Batch
 from deltaflow.formats.types import parse_type
 from deltaflow.processor.plan import AggCall, GroupAggregate
 from deltaflow.processor.runtime.base import RuntimeContext
@@ -87,3 +93,47 @@ def test_kept_accumulators_follow_commits_and_a_discarded_epoch(tmp_path):
             )
         finally:
             backend.close()
+
+
+PRICES = types("STRING", "DECIMAL(10, 2)")
+AVG_OUT = types("STRING", "DECIMAL(38, 6)")
+
+
+def _half_up(value: Fraction, scale: int) -> Decimal:
+    """``value`` rounded half away from zero to ``scale`` places, exactly."""
+    scaled = abs(value) * 10**scale
+    whole = int(scaled) + (1 if scaled - int(scaled) >= Fraction(1, 2) else 0)
+    return Decimal(whole if value >= 0 else -whole).scaleb(-scale)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(-(10**9), 10**9), min_size=1, max_size=12),
+    st.integers(0, 11),
+)
+def test_decimal_avg_is_the_exact_mean_rounded_half_up(tmp_path_factory, cents, drop):
+    """AVG(DECIMAL(10, 2)) as DECIMAL(38, 6): after each record, the mean of the rows the
+    group holds, rounded half up at 6 places (Flink's AVG of a DECIMAL), emitted when it
+    changes."""
+    node = GroupAggregate(
+        node_id=2, inputs=(scan(1, PRICES),), fields=fields(AVG_OUT), changelog_mode=NO_UB,
+        group_keys=(0,), aggs=(AggCall("AVG", (1,), parse_type("DECIMAL(38, 6)"), "a"),),
+    )  # fmt: skip
+    values = [Decimal(c).scaleb(-2) for c in cents]
+    kinds = [INSERT] * len(values) + ([DELETE] if drop < len(values) - 1 else [])
+    rows = [("g", v) for v in values] + ([("g", values[drop])] if len(kinds) > len(values) else [])
+    backend = StateBackend(tmp_path_factory.mktemp("avg"))
+    try:
+        out = GroupAggOperator(node, backend, RuntimeContext()).process(Batch(kinds, rows))
+    finally:
+        backend.close()
+    held: list[Decimal] = []
+    expected: list[tuple] = []
+    for kind, (_, v) in zip(kinds, rows, strict=True):
+        held.append(v) if kind == INSERT else held.remove(v)
+        mean = ("g", _half_up(sum(map(Fraction, held)) / len(held), 6))
+        if not expected or mean != expected[-1]:  # an unchanged result emits nothing
+            expected.append(mean)
+    assert out.kinds == [INSERT] + [UPDATE_AFTER] * (len(expected) - 1)
+    assert out.rows == expected
+    assert [str(r[1]) for r in out.rows] == [str(r[1]) for r in expected]
