@@ -118,6 +118,11 @@ class Avg(Sum):
 
     def __init__(self, dtype: DataType) -> None:
         super().__init__(dtype, zero_when_empty=False)
+        # a DECIMAL result, as ``value`` computes it: ``divide(total, count).quantize(
+        # quantum, context=quantize_context)`` (generated code writes it inline)
+        self.divide = _DIVIDE.divide
+        self.quantum = _QUANTUM[dtype.scale or 0]
+        self.quantize_context = _WIDE
 
     def value(self, acc):
         total, count = acc

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from decimal import Decimal
 
 from deltaflow.formats.changelog import ADDS
 from deltaflow.formats.generated import define
@@ -105,6 +106,11 @@ def exact_decimal_sum(fn: object, call: AggCall, arg_type: DataType | None) -> b
     )
 
 
+def _decimal_avg(fn: object) -> bool:
+    """An AVG with a DECIMAL result: its value is written inline (``Avg.value``'s steps)."""
+    return type(fn) is Avg and fn.dtype.root == DECIMAL
+
+
 def _integer_sum(fn: object, call: AggCall, arg_type: DataType | None) -> bool:
     return (
         type(fn) is Sum
@@ -134,12 +140,17 @@ class Aggregates:
             "_dadd": WIDE.add,
             "_dsub": WIDE.subtract,
             "_wrap": wrap_integer,
+            "Decimal": Decimal,
         }
         for slot, fn in enumerate(self.fns, start=1):
             if isinstance(fn, Sum):
                 self.scope[f"_start{slot}"] = fn.start
                 self.scope[f"_empty{slot}"] = fn.empty
                 self.scope[f"_type{slot}"] = fn.dtype
+            if _decimal_avg(fn):
+                self.scope[f"_div{slot}"] = fn.divide
+                self.scope[f"_quantum{slot}"] = fn.quantum
+                self.scope[f"_qctx{slot}"] = fn.quantize_context
         # accumulators that are state values as they are (no dump/load of a slot)
         self.plain = not any(hasattr(fn, "dump") for fn in self.fns)
         self.init = self.build(["def init():", f"    return {self.init_expr()}"], "init")
@@ -248,6 +259,9 @@ class Aggregates:
                 parts.append(f"{a}[1]")
             elif exact_decimal_sum(fn, call, arg_type):
                 parts.append(f"({a}[0] if {a}[1] else _empty{slot})")
+            elif _decimal_avg(fn):  # Avg.value written out: Decimal(total) / count, quantized
+                avg = f"_div{slot}(Decimal(_t[0]), _t[1]).quantize(_quantum{slot}, context=_qctx{slot})"
+                parts.append(f"({avg} if (_t := {a})[1] else None)")
             elif _integer_sum(fn, call, arg_type):
                 half = 1 << (INT_BITS[call.type.root] - 1)
                 fits = f"{-half} <= (_t := {a}[0]) < {half}"
