@@ -312,13 +312,18 @@ class Memo:
         out = list(map(found.get, keys))
         if not any(map(is_, out, repeat(None))):
             return out
-        missing = dict.fromkeys(compress(keys, map(is_, out, repeat(None))))
+        at = list(compress(range(len(keys)), map(is_, out, repeat(None))))
+        missing = dict.fromkeys(map(keys.__getitem__, at))
         live = [key for key in missing if None not in key]
         if live:
             if len(found) + len(live) > MEMO_KEYS:
                 return None
-            found.update(self.reader.rows(live, None))
-        return list(map(found.get, keys, repeat(_NONE)))
+            read = self.reader.rows(live, None)
+            found.update(read)
+            missing.update(read)
+        for i in at:  # the few changes whose key was not remembered: no second pass
+            out[i] = missing[keys[i]] or _NONE
+        return out
 
     def rows(self, keys: list[tuple]) -> dict[tuple, list[tuple]]:
         """The rows of each of ``keys`` (and of others): a dict the caller must not change."""
