@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, compress, filterfalse, repeat
-from operator import add, itemgetter
+from operator import add, is_, itemgetter
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
 from deltaflow.formats.generated import define
@@ -117,13 +117,25 @@ class JoinStep:
             if self.project is not None:
                 out.rows = list(map(self.project, out.rows))
             return out
-        mine_outer = self.outer[0 if is_left else 1]
-        if mine_outer:
+        return self.run_found(kinds, rows, list(map(others.get, keys, repeat(_NONE))), is_left)
+
+    def direct(self, side: int) -> bool:
+        """Whether a change of ``side`` joins just its matches (``run_found``): no join
+        condition, no match counts (the other side not outer), not ``eventual``."""
+        return self.condition is None and not self.eventual and not self.outer[1 - side]
+
+    def run_found(self, kinds, rows, found: list[list[tuple]], is_left: bool) -> Batch:
+        """``run`` where ``direct`` holds, given each change's matches in order."""
+        if self.outer[0 if is_left else 1]:
             pads = [self.nulls[1 if is_left else 0]]
-            found = [fs or pads for fs in map(others.get, keys, repeat(pads))]
-            kinds = list(map(_OUTER_KIND.__getitem__, kinds))
-        else:
-            found = list(map(others.get, keys, repeat(_NONE)))
+            found = [fs or pads for fs in found]
+            return self.join_found(list(map(_OUTER_KIND.__getitem__, kinds)), rows, found, is_left)
+        return self.join_found(kinds, rows, found, is_left)
+
+    def join_found(self, kinds, rows, found: list[list[tuple]], is_left: bool) -> Batch:
+        """``_run_inner_other`` without a condition, given each change's matches (``found``,
+        in order; an outer side's padded row when it has none): each change's kind and
+        row repeated once per match, joined in C."""
         counts = list(map(len, found))
         most = max(counts, default=0)
         if counts.count(1) == len(counts):  # one match each: the usual unique other side
@@ -256,6 +268,11 @@ class DeltaJoinOperator(Operator):
         if not rows:
             return Batch()
         keys = list(map(mine.key_of, rows))
+        remembered = self.memos[1 - port]
+        if remembered is not None and self.memos[port] is None and self.step.direct(port):
+            found = remembered.rows_of(keys)
+            if found is not None:
+                return self.step.run_found(kinds, rows, found, is_left)
         distinct = dict.fromkeys(keys)
         memo = self.memos[port]
         if memo is not None:
@@ -285,6 +302,28 @@ class Memo:
         drop = self.found.pop
         for key in keys:
             drop(key, None)
+
+    def rows_of(self, keys: list[tuple]) -> list[list[tuple]] | None:
+        """The rows of each of ``keys`` (changes' join keys, repeats and NULLs included),
+        in order, lists the caller must not change: one C-level lookup per key, and the
+        keys not remembered yet read at once (none for a key with a NULL). None when
+        those would overflow ``MEMO_KEYS`` (``rows`` then starts over)."""
+        found = self.found
+        out = list(map(found.get, keys))
+        if not any(map(is_, out, repeat(None))):
+            return out
+        at = list(compress(range(len(keys)), map(is_, out, repeat(None))))
+        missing = dict.fromkeys(map(keys.__getitem__, at))
+        live = [key for key in missing if None not in key]
+        if live:
+            if len(found) + len(live) > MEMO_KEYS:
+                return None
+            read = self.reader.rows(live, None)
+            found.update(read)
+            missing.update(read)
+        for i in at:  # the few changes whose key was not remembered: no second pass
+            out[i] = missing[keys[i]] or _NONE
+        return out
 
     def rows(self, keys: list[tuple]) -> dict[tuple, list[tuple]]:
         """The rows of each of ``keys`` (and of others): a dict the caller must not change."""
