@@ -99,11 +99,13 @@ def _substring(g: Gen, c: Call) -> str:
     SUBSTRING(c_phone FROM 1 FOR 2)): a slice inline, which is what ``ls.substring``
     computes for them; any other operands through the helper."""
     value, *rest = c.operands
-    bounds = [o.value if isinstance(o, Literal) else None for o in rest]
-    if not bounds or not all(type(b) is int for b in bounds) or bounds[0] < 1 or min(bounds) < 0:  # type: ignore[operator]
+    if not rest or not all(isinstance(o, Literal) and type(o.value) is int for o in rest):
         return _helper(g, c)
-    begin = bounds[0] - 1  # type: ignore[operator]
-    end = "" if len(bounds) == 1 else str(begin + bounds[1])  # type: ignore[operator]
+    bounds = [cast(int, cast(Literal, o).value) for o in rest]
+    if bounds[0] < 1 or min(bounds) < 0:
+        return _helper(g, c)
+    begin = bounds[0] - 1
+    end = "" if len(bounds) == 1 else str(begin + bounds[1])
     return g.strict([value], lambda v: f"{v}[{begin}:{end}]")
 
 

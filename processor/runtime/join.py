@@ -387,7 +387,7 @@ def _inner_condition(
                     matched += copies
                     out_kinds.extend(repeat(kind, copies))
                     out_rows.extend(repeat(one, copies))
-        entries_of_key = mine_loaded[key]
+        entries_of_key: dict[Any, list] = mine_loaded[key]
         rk = entry_key(row)
         entry = entries_of_key.get(rk)
         if ADDS[kind]:

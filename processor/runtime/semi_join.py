@@ -113,15 +113,15 @@ class SemiJoinOperator(Operator):
         left.load(encoded)
         right.load(encoded)
         out = Batch()
-        if port == 0 and self.condition is None:
+        oks = [True] * len(keys) if live is None else live
+        cond = self.condition
+        if port == 1:
+            for kind, row, key, ok in zip(batch.kinds, batch.rows, keys, oks, strict=True):
+                self._right(out, kind, row, key if ok else None)
+        elif cond is None:
             self._lefts_by_key(out, batch.kinds, batch.rows, keys, live, encoded)
         else:
-            oks = [True] * len(keys) if live is None else live
-            if port == 0:
-                self._lefts(out, batch.kinds, batch.rows, keys, oks)
-            else:
-                for kind, row, key, ok in zip(batch.kinds, batch.rows, keys, oks, strict=True):
-                    self._right(out, kind, row, key if ok else None)
+            self._lefts(out, batch.kinds, batch.rows, keys, oks, cond)
         left.store(encoded)
         right.store(encoded)
         return out
@@ -163,13 +163,12 @@ class SemiJoinOperator(Operator):
                 else:
                     entry[0] -= 1
 
-    def _lefts(self, out: Batch, kinds, rows, keys, live) -> None:
+    def _lefts(self, out: Batch, kinds, rows, keys, live, cond) -> None:
         """Every left change of a batch with a condition, in order, in one loop: emitted
         with its own kind when it matches (semi) or matches nothing (anti), then entered
         or removed with its count of matching right rows (a NULL key matches nothing,
         is not kept)."""
-        out_kinds, out_rows = out.kinds, out.rows
-        cond, anti = self.condition, self.anti
+        out_kinds, out_rows, anti = out.kinds, out.rows, self.anti
         mine, right = self.sides[0], self.sides[1].loaded
         loaded, freeze = mine.loaded, mine.freeze
         for kind, row, key, ok in zip(kinds, rows, keys, live, strict=True):
