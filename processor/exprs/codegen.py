@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 
 from deltaflow.formats.errors import DeltaflowError
+from deltaflow.formats.generated import define
 from deltaflow.formats.types import NULL, DataType
 from deltaflow.processor.exprs import lib_numeric, lib_strings, lib_temporal
 from deltaflow.processor.exprs.casts import cast_function
@@ -21,6 +22,18 @@ from deltaflow.processor.exprs.udf_loading import import_target
 
 Generator = Callable[["Gen", Call], str]
 GENERATORS: dict[str, Generator] = {}
+
+# Operators whose value depends on their operands only: a tree of them over literals
+# (TPC-H's ``DATE '1995-09-01' + INTERVAL '1' MONTH``, a CAST of a string literal) is
+# computed once when the function is generated, not once per row.
+FOLDED = frozenset({"CAST", "TRY_CAST", "+", "-", "*", "/"})
+_UNFOLDED = object()
+
+
+def _constant(e: Expr) -> bool:
+    if isinstance(e, Literal):
+        return True
+    return isinstance(e, Call) and e.op in FOLDED and all(map(_constant, e.operands))
 
 
 def generator(*ops: str) -> Callable[[Generator], Generator]:
@@ -55,6 +68,7 @@ class Gen:
             "_try": _try,
         }
         self._count = 0
+        self.folds = True  # constant subexpressions computed once (see FOLDED)
 
     def tmp(self) -> str:
         self._count += 1
@@ -75,6 +89,10 @@ class Gen:
         if isinstance(e, UdfCall):
             return self.udf(e)
         if isinstance(e, Call):
+            if self.folds and e.op in FOLDED and _constant(e):
+                value = self._fold(e)
+                if value is not _UNFOLDED:
+                    return self.literal(value)
             gen = GENERATORS.get(e.op)
             if gen is None:
                 raise DeltaflowError(
@@ -82,6 +100,21 @@ class Gen:
                 )
             return gen(self, e)
         raise DeltaflowError(f"cannot compile expression node {type(e).__name__}")
+
+    def _fold(self, e: Call) -> object:
+        """The value of a constant expression, computed once by its own generated code
+        (as each row would compute it); ``_UNFOLDED`` when that fails: the per-row code
+        then raises the error where a row meets it, as before."""
+        sub = Gen(self.time_zone)
+        sub.folds = False
+        code = sub.expr(e)
+        fn = define(f"def _constant():\n    return {code}\n", "_constant", sub.ns, "constant")
+        try:
+            value = fn()
+            hash(value)  # a list or dict (ARRAY, MAP) is built per row: rows may not share it
+        except Exception:  # noqa: BLE001 - any failure is left to the per-row code
+            return _UNFOLDED
+        return value
 
     def literal(self, value: object) -> str:
         if value is None or type(value) in (bool, int):

@@ -27,7 +27,7 @@ of whole rows (Flink's ``NoUniqueKey`` view).
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import repeat
+from itertools import compress, repeat
 from operator import itemgetter
 from typing import Any
 
@@ -181,6 +181,9 @@ class JoinOperator(Operator):
             self.condition = compile_predicate(node.condition, ctx.eval_context())
         # INNER without a condition: one fused loop per batch (``_inner``)
         self.fused = self.condition is None and not (left_outer or right_outer)
+        # INNER with a condition (an ON TRUE join of a scalar subquery's one row, a
+        # non-equi predicate): one loop per batch too (``_inner_condition``)
+        self.inner_condition = self.condition is not None and not (left_outer or right_outer)
         # a Calc above that only selects columns (``fused``): joined rows are built with
         # just those columns (inline in the generated INNER loops, else projected after)
         self.project = None if fused is None else fusable_projection(fused)
@@ -207,6 +210,10 @@ class JoinOperator(Operator):
         else:
             if self.fused:
                 _inner(out, batch.kinds, batch.rows, keys, mine, other, is_left)
+            elif self.inner_condition:
+                _inner_condition(
+                    out, batch.kinds, batch.rows, keys, mine, other, is_left, self.condition
+                )
             else:
                 for kind, row, key in zip(batch.kinds, batch.rows, keys, strict=True):
                     self._one(out, kind, row, key, mine, other, is_left)
@@ -345,6 +352,57 @@ def _inner(out: Batch, kinds, rows, keys, mine: _Side, other: _Side, is_left: bo
             else:
                 out_kinds.extend([kind] * copies)
                 out_rows.extend([joined] * copies)
+
+
+def _inner_condition(
+    out: Batch, kinds, rows, keys, mine: _Side, other: _Side, is_left: bool, cond
+) -> None:
+    """``_one`` for every change of a batch, for an INNER join with a condition: each
+    change's joined rows are built once over the other side's rows of its key (one
+    comprehension), the condition keeps the pairs it holds for (one pass, in C), and
+    those are emitted with the change's kind, once per copy of the other row. A change
+    of a one-row side (the scalar subquery of TPC-H Q11, Q22) re-joins every row of the
+    other side this way, in the order they were added, as ``_one`` does."""
+    out_kinds, out_rows = out.kinds, out.rows
+    mine_loaded, other_loaded = mine.loaded, other.loaded
+    entry_key, replaces = mine.entry_key, mine.unique is not None
+    once = other.unique is not None  # each row of the other side is there once
+    mine.dirty.update(keys)
+    for kind, row, key in zip(kinds, rows, keys, strict=True):
+        matched = 0
+        if None not in key and (found := other_loaded[key]):
+            entries = found.values()
+            if is_left:
+                joined = [row + e[0] for e in entries]
+            else:
+                joined = [e[0] + row for e in entries]
+            if once:
+                hits = list(compress(joined, map(cond, joined)))
+                matched = len(hits)
+                out_kinds.extend(repeat(kind, matched))
+                out_rows.extend(hits)
+            else:
+                for one, e in compress(zip(joined, entries, strict=True), map(cond, joined)):
+                    copies = e[1]
+                    matched += copies
+                    out_kinds.extend(repeat(kind, copies))
+                    out_rows.extend(repeat(one, copies))
+        entries_of_key: dict[Any, list] = mine_loaded[key]
+        rk = entry_key(row)
+        entry = entries_of_key.get(rk)
+        if ADDS[kind]:
+            if entry is None:
+                entries_of_key[rk] = [row, 1, matched]
+            elif replaces:  # the row of this unique key is replaced
+                entry[0], entry[2] = row, matched
+            else:
+                entry[1] += 1
+                entry[2] = matched
+        elif entry is not None:
+            if entry[1] <= 1:
+                del entries_of_key[rk]
+            else:
+                entry[1] -= 1
 
 
 def _compile_inner_unique(  # noqa: ANN202

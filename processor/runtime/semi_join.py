@@ -21,6 +21,8 @@ once per distinct key of the batch and written once per touched key, as
 
 from __future__ import annotations
 
+from itertools import compress
+
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
 from deltaflow.processor.exprs.compile import compile_predicate
 from deltaflow.processor.plan import SemiJoin
@@ -99,47 +101,103 @@ class SemiJoinOperator(Operator):
         if not batch:
             return Batch()
         keys = list(map(self.key_of[port], batch.rows))
+        distinct = dict.fromkeys(keys)
         strict = self.strict
-        live = [strict is None or None not in strict(k) for k in keys]
-        encoded = self.state_keys.of([k for k, ok in zip(keys, live, strict=True) if ok])
+        dead = () if strict is None else {k for k in distinct if None in strict(k)}
+        live = None  # every key can match (no NULL in a strict key column)
+        if dead:
+            live = [k not in dead for k in keys]
+            distinct = {k: None for k in distinct if k not in dead}
+        encoded = self.state_keys.of(distinct)
         left, right = self.sides
         left.load(encoded)
         right.load(encoded)
         out = Batch()
-        step = self._left if port == 0 else self._right
-        for kind, row, key, ok in zip(batch.kinds, batch.rows, keys, live, strict=True):
-            step(out, kind, row, key if ok else None)
+        oks = [True] * len(keys) if live is None else live
+        cond = self.condition
+        if port == 1:
+            for kind, row, key, ok in zip(batch.kinds, batch.rows, keys, oks, strict=True):
+                self._right(out, kind, row, key if ok else None)
+        elif cond is None:
+            self._lefts_by_key(out, batch.kinds, batch.rows, keys, live, encoded)
+        else:
+            self._lefts(out, batch.kinds, batch.rows, keys, oks, cond)
         left.store(encoded)
         right.store(encoded)
         return out
 
-    def _left(self, out: Batch, kind: int, row: tuple, key: tuple | None) -> None:
-        if key is None:  # a NULL key matches nothing
-            if self.anti:
-                out.append(kind, row)
-            return
-        cond = self.condition
-        matched = 0
-        for n, _, r in self.sides[1].loaded[key].values():
-            if cond is None or cond(row + r):
-                matched += n
-        if (matched > 0) != self.anti:
-            out.append(kind, row)
+    def _lefts_by_key(self, out: Batch, kinds, rows, keys, live, distinct) -> None:
+        """The left changes of a batch without a condition: a key's count of right rows is
+        the same for all its changes (the right side does not move during the batch), so
+        it is summed once per distinct key and the emitted changes are picked in one pass
+        (a NULL key matches nothing: emitted by an anti join, never kept)."""
+        right, anti = self.sides[1].loaded, self.anti
+        counts = {k: sum(e[0] for e in right[k].values()) for k in distinct}
+        emit = {k: (n > 0) != anti for k, n in counts.items()}
+        if live is None:
+            flags = list(map(emit.__getitem__, keys))
+        else:
+            flags = [emit[k] if ok else anti for k, ok in zip(keys, live, strict=True)]
+        out.kinds.extend(compress(kinds, flags))
+        out.rows.extend(compress(rows, flags))
+        changes = zip(kinds, rows, keys, strict=True)
+        self._enter(changes if live is None else compress(changes, live), counts)
+
+    def _enter(self, changes, counts: dict) -> None:
+        """Enters (or removes) each left change of ``changes`` with its key's count."""
         mine = self.sides[0]
-        entries = mine.loaded[key]
-        ek = mine.entry(row)
-        entry = entries.get(ek)
-        mine.dirty.add(key)
-        if ADDS[kind]:
-            if entry is None:
-                entries[ek] = [1, matched, row]
-            else:
-                entry[0] += 1
-        elif entry is not None:
-            if entry[0] <= 1:
-                del entries[ek]
-            else:
-                entry[0] -= 1
+        loaded, freeze = mine.loaded, mine.freeze
+        mine.dirty.update(counts)
+        for kind, row, key in changes:
+            entries = loaded[key]
+            ek = row if freeze is None else freeze(row)
+            entry = entries.get(ek)
+            if ADDS[kind]:
+                if entry is None:
+                    entries[ek] = [1, counts[key], row]
+                else:
+                    entry[0] += 1
+            elif entry is not None:
+                if entry[0] <= 1:
+                    del entries[ek]
+                else:
+                    entry[0] -= 1
+
+    def _lefts(self, out: Batch, kinds, rows, keys, live, cond) -> None:
+        """Every left change of a batch with a condition, in order, in one loop: emitted
+        with its own kind when it matches (semi) or matches nothing (anti), then entered
+        or removed with its count of matching right rows (a NULL key matches nothing,
+        is not kept)."""
+        out_kinds, out_rows, anti = out.kinds, out.rows, self.anti
+        mine, right = self.sides[0], self.sides[1].loaded
+        loaded, freeze = mine.loaded, mine.freeze
+        for kind, row, key, ok in zip(kinds, rows, keys, live, strict=True):
+            if not ok:  # a NULL key matches nothing
+                if anti:
+                    out_kinds.append(kind)
+                    out_rows.append(row)
+                continue
+            mine.dirty.add(key)
+            matched = 0
+            for n, _, r in right[key].values():
+                if cond(row + r):
+                    matched += n
+            if (matched > 0) != anti:
+                out_kinds.append(kind)
+                out_rows.append(row)
+            entries = loaded[key]
+            ek = row if freeze is None else freeze(row)
+            entry = entries.get(ek)
+            if ADDS[kind]:
+                if entry is None:
+                    entries[ek] = [1, matched, row]
+                else:
+                    entry[0] += 1
+            elif entry is not None:
+                if entry[0] <= 1:
+                    del entries[ek]
+                else:
+                    entry[0] -= 1
 
     def _right(self, out: Batch, kind: int, row: tuple, key: tuple | None) -> None:
         if key is None:
