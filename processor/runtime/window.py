@@ -102,6 +102,7 @@ class _Zone:
 
 
 KEEP_WINDOWS = 50_000  # committed live accumulators kept decoded
+_EPOCH, _MS = dt.datetime(1970, 1, 1), dt.timedelta(milliseconds=1)  # as base.epoch_ms
 
 
 def _encoded(keys: list[tuple]) -> list[bytes]:
@@ -162,6 +163,7 @@ class WindowAggOperator(Operator):
         of_bounds: dict[tuple, list[tuple[int, int]]] = {}  # per earlier window: the same
         offset, unit = self.spec.offset_ms, self.slice_ms
         key_of, late_rows = self.key_of, 0
+        local = None if zone.zone is None else zone.local  # TIMESTAMP_LTZ: the session zone
         # rows grouped per slice and key first when the fold's order cannot change the results
         slices: dict[tuple, list] | None = {} if self.any_order and not bounded else None
         for kind, row in zip(batch.kinds, batch.rows, strict=True):
@@ -174,8 +176,11 @@ class WindowAggOperator(Operator):
                     windows = of_bounds[bounds] = [
                         (e, s) for s, e in self._bounds(row) if zone.utc(e) - 1 > watermark
                     ]
-            else:
-                ts = zone.local(epoch_ms(value))
+            else:  # a naive TIMESTAMP's epoch ms inline (epoch_ms otherwise)
+                naive = type(value) is dt.datetime and value.tzinfo is None
+                ts = (value - _EPOCH) // _MS if naive else epoch_ms(value)  # type: ignore[operator]
+                if local is not None:
+                    ts = local(ts)
                 ts -= (ts - offset) % unit  # every time of a slice has the same windows
                 windows = open_of.get(ts)  # type: ignore[assignment]
                 if windows is None:
