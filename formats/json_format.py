@@ -42,7 +42,9 @@ from deltaflow.formats.types import (
     DECIMAL,
     INT_RANGES,
     INTEGER_ROOTS,
+    ROW,
     STRING_ROOTS,
+    DataType,
     decimal_params,
     has_decimal,
     plain_type,
@@ -121,7 +123,7 @@ def run(values, rows, slow):
 
 
 def _typed_batch(columns: list, convs: list, skipped: set[int], exact: bool,
-                 prefilter: PreFilter | None = None):  # noqa: ANN202  # fmt: skip
+                 prefilter: PreFilter | None = None, iso: bool = False):  # noqa: ANN202  # fmt: skip
     """``run(values, rows, slow) -> dropped``: one typed msgspec decode per record into a
     struct of the demanded columns (strings, booleans, doubles, integers in range typed;
     the rest converted as on the untyped path, floats read exactly when a DECIMAL needs
@@ -140,6 +142,9 @@ def _typed_batch(columns: list, convs: list, skipped: set[int], exact: bool,
             env[f"Q{i}"], env[f"L{i}"], env[f"W{i}"] = jc.decimal_bounds(*decimal_params(dtype))
             fits = f"(q{i} := x{i}.quantize(Q{i}, HALF_UP, W{i})).is_finite() and abs(q{i}) < L{i}"
             parts.append(f"None if (x{i} := o.c{i}) is None else q{i} if {fits} else C{i}(x{i})")
+        elif dtype.root == ROW and _structable(dtype):  # typed in C, field by field
+            typed, expr = _row_struct(dtype, f"x{i}", env, iso)
+            parts.append(f"None if (x{i} := o.c{i}) is None else {expr}")
         elif typed is None:
             env[f"C{i}"] = convs[i]
             parts.append(f"None if (x{i} := o.c{i}) is None else C{i}(x{i})")
@@ -155,6 +160,37 @@ def _typed_batch(columns: list, convs: list, skipped: set[int], exact: bool,
     keep = None if prefilter is None else _keep(prefilter, columns, parts, env)
     source = _BATCH.format(row=row, keep="True" if keep is None else keep)
     return define(source, "run", env, "json reader")
+
+
+def _structable(dtype: DataType) -> bool:
+    """A ROW whose field names are distinct (one JSON key each), as are its nested ROWs'."""
+    names = [n for n, _ in dtype.fields]
+    return len(set(names)) == len(names) and all(
+        _structable(t) for _, t in dtype.fields if t.root == ROW
+    )
+
+
+def _row_struct(dtype: DataType, var: str, env: dict, iso: bool) -> tuple[type, str]:
+    """The msgspec struct a ROW's JSON object is decoded into, and the expression of its
+    tuple from the struct ``var``: a field msgspec types as its own value (a string, a
+    boolean, a double, an integer in range) taken as it is, a nested ROW the same way, any
+    other field (msgspec's ``Any``) through the field's converter, as the row reader does.
+    A value the struct refuses sends the record to the untyped path, which decides."""
+    fields, parts = [], []
+    for j, (_, ftype) in enumerate(dtype.fields):
+        typed, name = jc.msgspec_type(ftype), f"{var}_{j}"
+        if ftype.root == ROW:
+            typed, inner = _row_struct(ftype, name, env, iso)
+            parts.append(f"None if ({name} := {var}.f{j}) is None else {inner}")
+        elif typed is None or ftype.root == DECIMAL:
+            typed, env[f"C{name}"] = Any, jc.decoder_for(ftype, iso, False)
+            parts.append(f"None if ({name} := {var}.f{j}) is None else C{name}({name})")
+        else:
+            parts.append(f"{var}.f{j}")
+        fields.append((f"f{j}", typed | None, None))
+    rename = {f"f{j}": n for j, (n, _) in enumerate(dtype.fields)}
+    struct = msgspec.defstruct("Row", fields, rename=rename, gc=False)
+    return struct, "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
 
 
 def _keep(prefilter: PreFilter, columns: list, parts: list[str], env: dict) -> str | None:
@@ -201,7 +237,7 @@ class JsonDecoder(RecordDecoder):
         self._run = None
         if not self.fail_on_missing:  # a typed struct cannot tell a missing field from null
             skipped = {i for i, conv in enumerate(convs) if conv is _undemanded}
-            self._run = _typed_batch(self.columns, self._convs, skipped, exact, spec.prefilter)
+            self._run = _typed_batch(self.columns, self._convs, skipped, exact, spec.prefilter, iso)
 
     def decode(self, raw: RawBatch) -> Batch:
         rows: list[tuple] = []

@@ -100,6 +100,12 @@ class RankOperator(Operator):
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
             return Batch()
+        if self.single and self.start == 1:
+            return self._process_first(batch)
+        return self._process_rows(batch)
+
+    def _process_rows(self, batch: Batch) -> Batch:
+        """Each record into its partition's sorted list, the changes at the ranks emitted."""
         parts = [self.partition_of(r) for r in batch.rows]
         distinct = list(dict.fromkeys(parts))
         stored = dict(zip(distinct, self.state.get_many(distinct), strict=True))
@@ -126,6 +132,39 @@ class RankOperator(Operator):
                 self.state.put(part, rows)
             else:
                 self.state.delete(part)
+        return out
+
+    def _process_first(self, batch: Batch) -> Batch:
+        """``rn = 1`` over an insert-only input: per partition only its first row is kept,
+        and a row that sorts before it (at an equal sort key: only for keep-last) takes
+        its place as an update, as the general path does with a list of one row."""
+        parts = [self.partition_of(r) for r in batch.rows]
+        distinct = list(dict.fromkeys(parts))
+        found: list = self.state.get_many(distinct)
+        stored = {k: v[0] if v else None for k, v in zip(distinct, found, strict=True)}
+        best = dict(stored)  # per partition: its first row
+        keys: dict[tuple, tuple] = {}  # and that row's sort key
+        key, later_first, ub = self.key, self.place is bisect_left, self.ub
+        rank = (1,) if self.with_number else ()
+        out = Batch()
+        for row, part in zip(batch.rows, parts, strict=True):
+            k, top = key(row), best[part]
+            if top is not None:
+                tk = keys.get(part)
+                if tk is None:
+                    tk = keys[part] = key(top)
+                # where bisect puts the row in a list of one: before ``top`` or not
+                if (tk < k) if later_first else not (k < tk):
+                    continue
+                if ub:
+                    out.append(UPDATE_BEFORE, top + rank)
+                out.append(UPDATE_AFTER, row + rank)
+            else:
+                out.append(INSERT, row + rank)
+            best[part], keys[part] = row, k
+        for part in keys:
+            if best[part] != stored[part]:  # unchanged partitions are not written (TTL)
+                self.state.put(part, [best[part]])
         return out
 
     def _top(self, rows: list[tuple]) -> list[tuple]:
@@ -160,11 +199,13 @@ class RankOperator(Operator):
             for kind, row in deletes + inserts:
                 out.append(kind, row)
             return
-        number = self.with_number
-        for i in range(max(len(before), len(after))):
+        number, ub, nb, na = self.with_number, self.ub, len(before), len(after)
+        # the ranks above ``shifted`` hold the rows they held (the same tuples): skipped
+        first = 0 if shifted is None else max(shifted, 0)
+        for i in range(first, max(nb, na)):
             rank = (self.start + i,) if number else ()
-            old = before[i] + rank if i < len(before) else None
-            new = after[i] + rank if i < len(after) else None
+            old = before[i] + rank if i < nb else None
+            new = after[i] + rank if i < na else None
             if old == new and (shifted is None or i < shifted):
                 continue
             if old is None:
@@ -172,7 +213,7 @@ class RankOperator(Operator):
             elif new is None:
                 out.append(DELETE, old)
             else:
-                if self.ub:
+                if ub:
                     out.append(UPDATE_BEFORE, old)
                 out.append(UPDATE_AFTER, new)
 

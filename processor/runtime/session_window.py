@@ -56,11 +56,20 @@ class SessionWindowOperator(Operator):
                 continue  # Flink drops rows whose time attribute is NULL
             by_key.setdefault(self.key_of(row), []).append((epoch_ms(value), kind, row))
         keys = list(by_key)
+        gap, place, watermark = self.gap, self._place, self.watermark
         for key, stored in zip(keys, self.sessions.get_many(keys), strict=True):
             sessions = [list(s) for s in stored or ()]
             before = {(s[1], s[0]) for s in sessions}
             for ts, kind, row in by_key[key]:
-                self._place(sessions, ts, kind, row)
+                if len(sessions) == 1:  # the common case, inline: the key's one session
+                    s, end = sessions[0], ts + gap
+                    if s[0] < end and ts < s[1]:  # overlaps: merged unless then late
+                        end = s[1] if s[1] > end else end
+                        if end - 1 > watermark:
+                            s[0], s[1] = ts if ts < s[0] else s[0], end
+                            s[2].append([kind, row])
+                            continue
+                place(sessions, ts, kind, row)
             self._store(key, sessions, before)
         return Batch()
 

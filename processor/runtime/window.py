@@ -102,6 +102,7 @@ class _Zone:
 
 
 KEEP_WINDOWS = 50_000  # committed live accumulators kept decoded
+_EPOCH, _MS = dt.datetime(1970, 1, 1), dt.timedelta(milliseconds=1)  # as base.epoch_ms
 
 
 def _encoded(keys: list[tuple]) -> list[bytes]:
@@ -156,20 +157,30 @@ class WindowAggOperator(Operator):
             return self._process_proctime(batch)
         col, zone, watermark = self.spec.time_column, self.zone, self.watermark
         bounded = self.spec.start_column is not None  # over an earlier window's bounds
+        start_col, end_col = self.spec.start_column, self.spec.end_column
         touched: dict[tuple, list[tuple[int, tuple]]] = {}
         open_of: dict[int, list[tuple[int, int]]] = {}  # per slice: its open windows
+        of_bounds: dict[tuple, list[tuple[int, int]]] = {}  # per earlier window: the same
         offset, unit = self.spec.offset_ms, self.slice_ms
         key_of, late_rows = self.key_of, 0
+        local = None if zone.zone is None else zone.local  # TIMESTAMP_LTZ: the session zone
         # rows grouped per slice and key first when the fold's order cannot change the results
         slices: dict[tuple, list] | None = {} if self.any_order and not bounded else None
         for kind, row in zip(batch.kinds, batch.rows, strict=True):
             value = row[col]
             if value is None:
                 continue  # Flink drops rows whose time attribute is NULL
-            if bounded:
-                windows = [(e, s) for s, e in self._bounds(row) if zone.utc(e) - 1 > watermark]
-            else:
-                ts = zone.local(epoch_ms(value))
+            if bounded:  # the window of its bounds, worked out once per batch
+                windows = of_bounds.get(bounds := (row[start_col], row[end_col]))  # type: ignore[index]
+                if windows is None:
+                    windows = of_bounds[bounds] = [
+                        (e, s) for s, e in self._bounds(row) if zone.utc(e) - 1 > watermark
+                    ]
+            else:  # a naive TIMESTAMP's epoch ms inline (epoch_ms otherwise)
+                naive = type(value) is dt.datetime and value.tzinfo is None
+                ts = (value - _EPOCH) // _MS if naive else epoch_ms(value)  # type: ignore[operator]
+                if local is not None:
+                    ts = local(ts)
                 ts -= (ts - offset) % unit  # every time of a slice has the same windows
                 windows = open_of.get(ts)  # type: ignore[assignment]
                 if windows is None:
@@ -243,21 +254,21 @@ class WindowAggOperator(Operator):
         """Emits and forgets every window whose end - 1 is at or before ``limit``."""
         out = Batch()
         fired = []
-        bounds: dict[tuple[int, int], tuple] = {}  # per window: its three output columns
         values, live, load = self.aggs.values, self.live, self.aggs.load
+        head, cut, columns = b"\xff", 0, ()  # the bytes of the window being read
         for kb, raw in self.state.scan_encoded(b""):
-            skey = decode_key(kb)
-            window = skey[0], skey[1]
-            columns = bounds.get(window)
-            if columns is None:
+            if not kb.startswith(head):  # a new window: its bounds decoded once
+                window = decode_key(kb)[:2]
                 if self.zone.utc(window[0]) - 1 > limit:
                     break
-                columns = bounds[window] = self._bounds_of(window[1], window[0], fired_at)
+                head = encode_key(window)
+                cut = len(head)
+                columns = self._bounds_of(window[1], window[0], fired_at)
             fired.append(kb)
             acc = raw if live else load(raw)
             if acc[0] <= 0:
                 continue  # every row of the window was retracted
-            out.append(INSERT, skey[2:] + values(acc) + columns)
+            out.append(INSERT, decode_key(kb[cut:]) + values(acc) + columns)
         for kb in fired:
             self.state.delete_encoded(kb)
         return out

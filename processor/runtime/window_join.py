@@ -15,6 +15,7 @@ from deltaflow.formats.changelog import INSERT, Batch
 from deltaflow.processor.exprs.compile import compile_predicate
 from deltaflow.processor.plan import WindowJoin
 from deltaflow.processor.runtime.base import MIN_WATERMARK, Operator, epoch_ms, key_getter
+from deltaflow.state.keys import decode_key, encode_key
 
 
 class WindowJoinOperator(Operator):
@@ -37,15 +38,32 @@ class WindowJoinOperator(Operator):
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         start_col, end_col = self.bounds[port]
+        heads: dict[tuple, bytes | None] = {}  # per window's bounds: its key bytes, None if late
+        items, seq, late = [], self.seq, 0
         for row in batch.rows:  # append-only input
-            end = epoch_ms(row[end_col])
-            if end - 1 <= self.watermark:
-                self.late_rows += 1
+            bounds = row[end_col], row[start_col]
+            head = heads.get(bounds, b"")
+            if head == b"":
+                head = heads[bounds] = self._head(bounds, port)
+            if head is None:
+                late += 1
                 continue
-            self.rows.put((end, epoch_ms(row[start_col]), port, self.seq), row)
-            self.seq += 1
-        self.progress.put(("seq",), self.seq)
+            items.append((head + encode_key((seq,)), row))
+            seq += 1
+        self.late_rows += late
+        self.rows.put_many_encoded(items)
+        self.seq = seq
+        self.progress.put(("seq",), seq)
         return Batch()
+
+    def _head(self, bounds: tuple, port: int) -> bytes | None:
+        """The bytes of ``(window_end, window_start, port)``, the prefix of its rows' keys
+        (a key's bytes are its values' one after the other); None when the window has
+        already been joined."""
+        end = epoch_ms(bounds[0])
+        if end - 1 <= self.watermark:
+            return None
+        return encode_key((end, epoch_ms(bounds[1]), port))
 
     def on_watermark(self, watermark: int) -> Batch:
         if watermark <= self.watermark:
@@ -54,13 +72,18 @@ class WindowJoinOperator(Operator):
         self.progress.put(("watermark",), watermark)
         windows: dict[tuple[int, int], tuple[list, list]] = {}
         due = []
-        for key, row in self.rows.scan_prefix(()):
-            if key[0] - 1 > watermark:
-                break
-            due.append(key)
-            windows.setdefault((key[0], key[1]), ([], []))[key[2]].append(row)
-        for key in due:
-            self.rows.delete(key)
+        head, side = b"\xff", None  # the prefix of the window and side being read
+        for kb, row in self.rows.scan_encoded(b""):
+            if not kb.startswith(head):  # a new window or side: its bounds decoded once
+                end, start, port = decode_key(kb)[:3]
+                if end - 1 > watermark:
+                    break
+                head = encode_key((end, start, port))
+                side = windows.setdefault((end, start), ([], []))[port]
+            due.append(kb)
+            side.append(row)  # type: ignore[union-attr]
+        for kb in due:
+            self.rows.delete_encoded(kb)
         out = Batch()
         join = self._join if self.semi is None else self._semi_join
         for lefts, rights in windows.values():

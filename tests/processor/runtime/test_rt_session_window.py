@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rt_helpers import INSERT_ONLY, fields, parse_changelog, scan, show, types
 
 from deltaflow.formats.types import parse_type
 from deltaflow.processor.plan import AggCall, WindowAggregate, WindowSpec
-from deltaflow.processor.runtime.base import MAX_WATERMARK, epoch_ms
+from deltaflow.processor.runtime.base import MAX_WATERMARK, RuntimeContext, epoch_ms
 from deltaflow.processor.runtime.session_window import SessionWindowOperator, window_operator
+from deltaflow.state.backend import StateBackend
 
 T = types("STRING", "INT", "TIMESTAMP(3)")
 OUT = types("STRING", "BIGINT", "INT", "TIMESTAMP(3)", "TIMESTAMP(3)", "TIMESTAMP(3)")
@@ -70,3 +75,50 @@ def test_open_sessions_survive_a_restart(backend, ctx):
     assert show(again.on_watermark(MAX_WATERMARK), OUT) == [
         "+I[a, 2, 5, 2024-01-01T00:00, 2024-01-01T00:00:08, 2024-01-01T00:00:07.999]"
     ]
+
+
+def _sessions(events: list[tuple[str, int, int]], gap: int) -> list[tuple]:
+    """Each key's sessions: its rows' [ts, ts + gap) intervals, overlapping ones merged."""
+    out = []
+    for key in sorted({k for k, _, _ in events}):
+        mine = sorted((ts, v) for k, v, ts in events if k == key)
+        start, end, values = mine[0][0], mine[0][0] + gap, []
+        for ts, v in mine:
+            if ts >= end:
+                out.append((key, len(values), max(values), start, end))
+                start, values = ts, []
+            end = max(end, ts + gap)
+            values.append(v)
+        out.append((key, len(values), max(values), start, end))
+    return sorted(out)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 9), st.integers(0, 40)), min_size=1, max_size=30),
+    st.integers(1, 6),
+)  # fmt: skip
+def test_sessions_of_rows_in_any_order_and_batches_are_the_merged_intervals(
+    tmp_path_factory, events, size
+):
+    """Rows in any order and batching, the watermark at the end: per key, the sessions
+    are the unions of overlapping [ts, ts + gap) (the one-session path and the merging
+    path give the same sessions)."""
+    gap = 5 * SEC
+    timed = [(k, v, ts * SEC) for k, v, ts in events]
+    backend = StateBackend(tmp_path_factory.mktemp("state"))
+    try:
+        op = window_operator(session_node(gap), backend, RuntimeContext())
+        for i in range(0, len(timed), size):
+            part = timed[i : i + size]
+            op.process(rows("\n".join(f"+I[{k}, {v}, {_stamp(ts)}]" for k, v, ts in part)))
+        fired = op.on_watermark(MAX_WATERMARK)
+        base = epoch_ms(datetime(2024, 1, 1))
+        got = sorted((r[0], r[1], r[2], epoch_ms(r[3]) - base, epoch_ms(r[4]) - base) for r in fired.rows)
+        assert got == _sessions(timed, gap)
+    finally:
+        backend.close()
+
+
+def _stamp(ms: int) -> str:
+    return (datetime(2024, 1, 1) + timedelta(milliseconds=ms)).isoformat()
