@@ -311,7 +311,7 @@ class Memo:
         found = self.found
         out = list(map(found.get, keys))
         if not any(map(is_, out, repeat(None))):
-            return out
+            return out  # type: ignore[return-value]  # no None left
         at = list(compress(range(len(keys)), map(is_, out, repeat(None))))
         missing = dict.fromkeys(map(keys.__getitem__, at))
         live = [key for key in missing if None not in key]
@@ -323,7 +323,7 @@ class Memo:
             missing.update(read)
         for i in at:  # the few changes whose key was not remembered: no second pass
             out[i] = missing[keys[i]] or _NONE
-        return out
+        return out  # type: ignore[return-value]  # every None filled
 
     def rows(self, keys: list[tuple]) -> dict[tuple, list[tuple]]:
         """The rows of each of ``keys`` (and of others): a dict the caller must not change."""
