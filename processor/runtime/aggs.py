@@ -29,13 +29,15 @@ from decimal import Decimal
 
 from deltaflow.formats.changelog import ADDS
 from deltaflow.formats.generated import define
-from deltaflow.formats.types import DECIMAL, INT_BITS, INTEGER_ROOTS, DataType
+from deltaflow.formats.types import APPROX_ROOTS, DECIMAL, INT_BITS, INTEGER_ROOTS, DataType
 from deltaflow.processor.plan import AggCall
 from deltaflow.processor.runtime.agg_functions import (
+    UNKNOWN,
     WIDE,
     Avg,
     Count,
     Distinct,
+    MinMax,
     Sum,
     cast_number,
     make_function,
@@ -141,6 +143,7 @@ class Aggregates:
             "_dsub": WIDE.subtract,
             "_wrap": wrap_integer,
             "Decimal": Decimal,
+            "_UNKNOWN": UNKNOWN,
         }
         for slot, fn in enumerate(self.fns, start=1):
             if isinstance(fn, Sum):
@@ -259,6 +262,11 @@ class Aggregates:
                 parts.append(f"{a}[1]")
             elif exact_decimal_sum(fn, call, arg_type):
                 parts.append(f"({a}[0] if {a}[1] else _empty{slot})")
+            elif type(fn) is MinMax and fn.cached:  # MinMax.value: the kept result, else a scan
+                best = f"(_t.best if _t.best is not _UNKNOWN else vals[{slot - 1}](_t))"
+                parts.append(f"(None if not (_t := {a}) else {best})")
+            elif type(fn) is Avg and fn.dtype.root in APPROX_ROOTS:  # Avg.value of FLOAT/DOUBLE
+                parts.append(f"(float(_t[0]) / _t[1] if (_t := {a})[1] else None)")
             elif _decimal_avg(fn):  # Avg.value written out: Decimal(total) / count, quantized
                 avg = f"_div{slot}(Decimal(_t[0]), _t[1]).quantize(_quantum{slot}, context=_qctx{slot})"
                 parts.append(f"({avg} if (_t := {a})[1] else None)")
