@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from itertools import filterfalse, repeat
+from itertools import compress, filterfalse, repeat
 from operator import is_, is_not, itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +60,7 @@ _MISSING = object()
 _UNREAD = object()  # the largest stored key is not read yet
 _OFF = object()  # no largest key kept: the keys are not integers
 _INT_OR_NULL = frozenset({int, type(None)})
+_INT = frozenset({int})
 _first = itemgetter(0)
 _second = itemgetter(1)
 
@@ -248,7 +249,7 @@ class IndexedTable:
         known = self._known
         found = list(map(known.get, keys, repeat(_MISSING)))
         if any(map(is_, found, repeat(_MISSING))):
-            missing = [key for key, row in zip(keys, found, strict=True) if row is _MISSING]
+            missing = list(compress(keys, map(is_, found, repeat(_MISSING))))
             if len(known) + len(missing) > self._keep:
                 self.flush()
                 known.clear()
@@ -256,8 +257,9 @@ class IndexedTable:
                 found = [_MISSING] * len(keys)
             loaded = self._load(missing)
             known.update(zip(missing, loaded, strict=True))
-            fill = iter(loaded)
-            found = [next(fill) if row is _MISSING else row for row in found]
+            rows = dict(zip(keys, found, strict=True))
+            rows.update(zip(missing, loaded, strict=True))  # in place: the keys' order kept
+            return rows
         return dict(zip(keys, found, strict=True))
 
     def _load(self, keys: list) -> list:
@@ -266,7 +268,7 @@ class IndexedTable:
         last = self._last_key()
         if last is _OFF:
             return self._full(keys, self._rows.get_many_encoded(list(map(self._encode_pk, keys))))
-        past = [type(key) is int and (last is None or key > last) for key in keys]
+        past = _past(keys, last)
         if all(past):
             return [None] * len(keys)
         read = list(filterfalse(past.__getitem__, range(len(keys)))) if any(past) else None
@@ -414,3 +416,11 @@ class IndexedTable:
     def items(self) -> list[tuple[tuple, tuple]]:
         """Every (primary key, row) in key order (for tests and inspection)."""
         return [(decode_key(kb), row) for kb, row in self._scan_rows()]
+
+
+def _past(keys: list, last: int | None) -> list[bool]:
+    """For each row key, whether it is an int past ``last`` (None: none stored), so absent;
+    by C-level maps when every key is an int (the common case: a sequence's new keys)."""
+    if _INT.issuperset(map(type, keys)):
+        return [True] * len(keys) if last is None else list(map(last.__lt__, keys))
+    return [type(key) is int and (last is None or key > last) for key in keys]

@@ -192,11 +192,12 @@ class _Segment:
         self.origins.append(origin)
 
     def _loop(self, kinds, rows, keys, drop) -> None:
-        """The common changes inline (per-row work is the budget); a key that moves, a
-        placeholder, an unknown key and a truncate go through the methods below."""
+        """The common changes inline (per-row work is the budget: a ``Rejected`` row is
+        counted here, the row the last change deleted kept in a local); a key that moves,
+        a placeholder, an unknown key and a truncate go through the methods below."""
         cur, out_kinds, out_rows, origins = self.cur, self.out.kinds, self.out.rows, self.origins
         fill, marks = self.fill, (self.norm.placeholder, self.norm.placeholder_bytes)
-        emit, held = self._emit, Rejected
+        held, withheld, last = Rejected, 0, self.last_deleted
         n, i = len(kinds), 0
         while i < n:
             if drop and i in drop:
@@ -205,7 +206,9 @@ class _Segment:
             kind, key, origin = kinds[i], keys[i], i
             if kind == UPDATE_BEFORE and i + 1 < n and kinds[i + 1] == UPDATE_AFTER:
                 if key != keys[i + 1]:
+                    self.last_deleted = last
                     self._retract(i, key, "update")  # the update moved the row's key
+                    last = self.last_deleted
                     key = keys[i + 1]
                 kind, row = UPDATE_AFTER, rows[i + 1]
                 i += 2
@@ -215,39 +218,55 @@ class _Segment:
                 if kind == DELETE or kind == UPDATE_BEFORE:
                     prev = cur[key] if row is not TRUNCATED else None
                     if prev is None:
+                        self.last_deleted = last
                         self._retract(origin, key, "delete")
+                        last = self.last_deleted
                         continue
                     if type(prev) is held:
-                        emit(DELETE, prev, origin)
+                        withheld += 1
                     else:
                         out_kinds.append(DELETE)
                         out_rows.append(prev)
                         origins.append(origin)
                     cur[key] = None
-                    self.last_deleted = prev
+                    last = prev
                     continue
             prev = cur[key]
             if (prev is None and kind != INSERT) or (fill and (marks[0] in row or marks[1] in row)):
+                self.last_deleted = last
                 self._add(kind, row, key, origin)
+                last = self.last_deleted
                 continue
-            self.last_deleted = None
+            last = None
             if prev is None:  # a create of a new key
                 if type(row) is held:
-                    emit(INSERT, row, origin)
+                    withheld += 1
                 else:
                     out_kinds.append(INSERT)
                     out_rows.append(row)
                     origins.append(origin)
                 cur[key] = row
             elif kind != INSERT or prev != row:  # an identical +I is a repeated event
-                if type(prev) is held or type(row) is held:
-                    emit(UPDATE_BEFORE, prev, origin)
-                    emit(UPDATE_AFTER, row, origin)
+                if type(prev) is held:
+                    if type(row) is held:
+                        withheld += 2
+                    else:
+                        withheld += 1
+                        out_kinds.append(UPDATE_AFTER)
+                        out_rows.append(row)
+                        origins.append(origin)
+                elif type(row) is held:
+                    withheld += 1
+                    out_kinds.append(UPDATE_BEFORE)
+                    out_rows.append(prev)
+                    origins.append(origin)
                 else:
                     out_kinds += (UPDATE_BEFORE, UPDATE_AFTER)
                     out_rows += (prev, row)
                     origins += (origin, origin)
                 cur[key] = row
+        self.last_deleted = last
+        self.result.withheld += withheld
 
     def _add(self, kind: int, row: tuple, key: object, origin: int) -> None:
         """An update of a key not stored, or an addition holding a placeholder."""
