@@ -100,7 +100,7 @@ class ScanWatermark:
         return self._rows(rows, counts)
 
     def _rows(self, rows: list[tuple], counts: list[int]) -> list[int | None]:
-        stamps = list(map(self.per_row, rows))
+        stamps: list = list(map(self.per_row, rows))
         out: list[int | None] = []
         start = 0
         for count in counts:
