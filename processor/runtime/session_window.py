@@ -22,6 +22,7 @@ from deltaflow.processor.runtime.aggs import Aggregates
 from deltaflow.processor.runtime.base import Operator, epoch_ms, from_epoch_ms, key_getter
 from deltaflow.processor.runtime.session_accs import session_accs
 from deltaflow.processor.runtime.window import WindowAggOperator
+from deltaflow.state.keys import encode_key
 
 KEEP_KEYS = 50_000  # committed session lists kept decoded
 
@@ -65,7 +66,7 @@ class SessionWindowOperator(Operator):
         add = None if self.accs is None else self.accs.add
         for key, stored in zip(keys, self.sessions.get_many(keys), strict=True):
             sessions = [list(s) for s in stored or ()]
-            before = {(s[1], s[0]) for s in sessions}
+            before = {id(s) for s in sessions}
             for ts, kind, row in by_key[key]:
                 if len(sessions) == 1:  # the common case, inline: the key's one session
                     s, end = sessions[0], ts + gap
@@ -117,11 +118,9 @@ class SessionWindowOperator(Operator):
         into[2].append([kind, row])
 
     def _store(self, key: tuple, sessions: list[list], before: set) -> None:
-        after = {(s[1], s[0]) for s in sessions}
-        for end, start in before - after:
-            self.fire.delete((end, *key, start))
-        for end, start in after - before:
-            self.fire.put((end, *key, start), 1)
+        for s in sessions:  # a session made in this batch: its timer (``on_watermark``)
+            if id(s) not in before:
+                self.fire.put((s[1], *key, s[0]), 1)
         if sessions:
             self.sessions.put(key, sessions)
         else:
@@ -132,28 +131,34 @@ class SessionWindowOperator(Operator):
             return Batch()
         self.watermark = watermark
         self.progress.put(("watermark",), watermark)
-        due: dict[tuple, set[tuple[int, int]]] = {}
-        fired = []
+        fired, keys = [], {}
         for fkey, _ in self.fire.scan_prefix(()):
             if fkey[0] - 1 > watermark:
                 break
             fired.append(fkey)
-            due.setdefault(tuple(fkey[1:-1]), set()).add((fkey[-1], fkey[0]))
+            keys[tuple(fkey[1:-1])] = None
         for fkey in fired:
             self.fire.delete(fkey)
-        out = Batch()
-        keys = list(due)
-        for key, stored in zip(keys, self.sessions.get_many(keys), strict=True):
-            kept = []
+        due: list[tuple[bytes, tuple, list]] = []  # (first due timer's bytes, key, sessions)
+        for key, stored in zip(list(keys), self.sessions.get_many(list(keys)), strict=True):
+            kept, ending = [], []
             for session in stored or ():
-                if (session[0], session[1]) in due[key]:
-                    self._emit(key, session, out)
-                else:
+                if session[1] - 1 <= watermark:
+                    ending.append(session)
+                else:  # extended since its timer was set: one at its present end
                     kept.append(session)
+                    self.fire.put((session[1], *key, session[0]), 1)
+            if ending:
+                first = min(encode_key((s[1], *key, s[0])) for s in ending)
+                due.append((first, key, ending))
             if kept:
                 self.sessions.put(key, kept)
             else:
                 self.sessions.delete(key)
+        out = Batch()
+        for _, key, ending in sorted(due, key=lambda d: d[0]):  # the order of exact timers
+            for session in ending:
+                self._emit(key, session, out)
         return out
 
     def _emit(self, key: tuple, session: list, out: Batch) -> None:
