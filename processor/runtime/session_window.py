@@ -131,7 +131,8 @@ class SessionWindowOperator(Operator):
             return Batch()
         self.watermark = watermark
         self.progress.put(("watermark",), watermark)
-        fired, keys = [], {}
+        fired: list[tuple] = []
+        keys: dict[tuple, None] = {}  # the reached timers' keys, in the index order
         for fkey, _ in self.fire.scan_prefix(()):
             if fkey[0] - 1 > watermark:
                 break
