@@ -9,9 +9,12 @@ a row behind the watermark that falls into a session still open joins it, as in 
 
 State: ``key -> [[start, end, rows], ...]`` with each open session's rows, folded into an
 accumulator when it fires (a merge then needs no accumulator merging, which MIN, MAX and
-LISTAGG with retraction do not have), and a fire index ``(end, *key, start) -> 1``. When
-the aggregates merge exactly over an insert-only input (``session_accs``: COUNT, exact SUM
-and AVG) a session holds its accumulator instead of its rows: ``[start, end, acc]``.
+LISTAGG with retraction do not have), and timers ``(end, *key, start) -> 1``: a session's
+is put when it is made, at its end then; one reached while the session has grown since is
+put again at the present end (so a batch that grows a session writes no timer), and firing
+orders the keys as exact timers would be scanned. When the aggregates merge exactly over
+an insert-only input (``session_accs``: COUNT, exact SUM and AVG) a session holds its
+accumulator instead of its rows: ``[start, end, acc]``.
 """
 
 from __future__ import annotations
