@@ -33,7 +33,7 @@ class Owner(Protocol):
 
 META_DB = b"__deltaflow__"
 FORMAT_KEY = "format"
-FORMAT_VERSION = 3  # 3: secondary indexes are packed per index key (state.packed_index)
+FORMAT_VERSION = 4  # 3: secondary indexes packed per index key; 4: session accumulators
 MAX_DBS = 4096
 # The environments open in this process, by real path: LMDB forbids opening one twice.
 _OPEN: weakref.WeakValueDictionary[str, Owner] = weakref.WeakValueDictionary()

@@ -6,8 +6,8 @@ node downstream of it, in topological order, within the call; what reaches each
 sink is returned per sink ``node_id``.
 
 Watermarks: a scan with a ``WATERMARK`` clause evaluates the watermark expression
-on each row of a batch and, after the batch, advances its watermark to the
-batch's maximum (never backwards; with several source partitions, to the minimum
+on a batch (``scan_watermark``: the rowtime per row, an interval step once) and,
+after the batch, advances its watermark to the batch's maximum (never backwards; with several source partitions, to the minimum
 over the partitions of each one's maximum, see ``source_marks``: assigned partitions
 without data hold it back, idle and finished ones do not). A node's watermark is the minimum of its
 inputs'. Each node handles its pending data first, then the new watermark, so
@@ -24,13 +24,11 @@ from deltaflow.formats.changelog import Batch
 from deltaflow.formats.errors import PlanError
 from deltaflow.formats.generated import for_node
 from deltaflow.processor import plan as p
-from deltaflow.processor.exprs.compile import compile_scalar
 from deltaflow.processor.runtime.base import (
     MAX_WATERMARK,
     MIN_WATERMARK,
     Operator,
     RuntimeContext,
-    epoch_ms,
 )
 from deltaflow.processor.runtime.changelog_ptf import FromChangelogOperator, ToChangelogOperator
 from deltaflow.processor.runtime.collection_keys import FrozenKeys, collection_keys
@@ -50,6 +48,7 @@ from deltaflow.processor.runtime.keyed import (
 from deltaflow.processor.runtime.lookup import LookupJoinOperator
 from deltaflow.processor.runtime.over_agg import OverAggOperator
 from deltaflow.processor.runtime.rank import rank_operator
+from deltaflow.processor.runtime.scan_watermark import ScanWatermark
 from deltaflow.processor.runtime.semi_join import SemiJoinOperator
 from deltaflow.processor.runtime.session_window import window_operator
 from deltaflow.processor.runtime.simple import (
@@ -178,7 +177,9 @@ class Graph:
                 self.source_watermarks[n.node_id] = MIN_WATERMARK
                 if n.watermark is not None:
                     with for_node(n):
-                        self.watermark_fns[n.node_id] = self._compile(n.watermark.expr)
+                        self.watermark_fns[n.node_id] = ScanWatermark(
+                            n.watermark.expr, self.ctx.eval_context()
+                        )
                     idle_ms = idle_timeout_ms(n.options, plan.settings, n.table)
                     self.source_marks[n.node_id] = SourceMarks(idle_ms)
 
@@ -194,9 +195,6 @@ class Graph:
 
     def _backend_of(self, node: p.Node, backend):  # noqa: ANN001, ANN202
         return self.ttl if self.ttl is not None and type(node) in _TTL_NODES else backend
-
-    def _compile(self, expr):
-        return compile_scalar(expr, self.ctx.eval_context())
 
     def push(
         self, scan_node_id: int, batch: Batch, partition: Hashable = 0, runs: list | None = None
@@ -214,12 +212,10 @@ class Graph:
         moved = False
         if fn is not None and batch:
             marks = self.source_marks[scan_node_id]
-            stamps = list(map(fn, batch.rows))
-            start = 0
-            for part, count in runs or ((partition, len(stamps)),):
-                present = [v for v in stamps[start : start + count] if v is not None]
-                marks.observe(part, epoch_ms(max(present)) if present else None)
-                start += count
+            spans = runs or ((partition, len(batch.rows)),)
+            marks_of = fn(batch.rows, [c for _, c in spans])
+            for (part, _), mark in zip(spans, marks_of, strict=True):
+                marks.observe(part, mark)
             moved = self._raise_to(scan_node_id, marks.combined())
         return self._run({scan_node_id: [(0, batch)]}, watermarks=moved)
 
