@@ -25,6 +25,7 @@ before the left input's subtree (it runs first in the regular graph), else left 
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping, Sequence
 
 from deltaflow.formats.changelog import Batch
 from deltaflow.processor.exprs.compile import compile_calc
@@ -34,11 +35,11 @@ from deltaflow.processor.runtime.base import Operator, key_getter
 from deltaflow.processor.runtime.delta_join import JoinStep, Memo, memoizable, projector
 from deltaflow.processor.runtime.mirror import SourceReader
 
-Found = dict[tuple, list[tuple]]
+Found = Mapping[tuple, Sequence[tuple]]  # a memo's rows are tuples (delta_join.Memo)
 
 
 def _group(rows: list[tuple], keys: list[tuple], key_of) -> Found:
-    wanted: Found = {k: [] for k in keys}
+    wanted: dict[tuple, list[tuple]] = {k: [] for k in keys}
     for row in rows:
         group = wanted.get(key_of(row))
         if group is not None:
