@@ -123,7 +123,8 @@ def run(kinds, rows):
     except TypeError:
         return safe(kinds, rows)
 """
-_ADD, _RETRACT = ('{"before":null,"after":', ',"op":"c"}'), ('{"before":', ',"after":null,"op":"d"}')
+_ADD = ('{"before":null,"after":', ',"op":"c"}')
+_RETRACT = ('{"before":', ',"after":null,"op":"d"}')
 
 
 def compile_change_writer(
