@@ -101,12 +101,13 @@ def judge(data, q: int, folded) -> str:
 def run_ours(ctx: dict, q: int, env: dict | None = None) -> dict:
     sink = f"tpch-bench-q{q}-{uuid.uuid4().hex[:6]}"
     ensure_topics(ctx["bootstrap"], [sink])
-    job = ctx["work"] / f"q{q}.sql"
+    tag = "-base" if env is not None else ""  # --base: its own job file and state
+    job = ctx["work"] / f"q{q}{tag}.sql"
     job.write_text(tpch_run.job_sql(q, ctx["sources"], ctx["bootstrap"], sink), encoding="utf-8")
-    state = ctx["work"] / f"state-q{q}"
+    state = ctx["work"] / f"state-q{q}{tag}"
     cmd = [sys.executable, "-m", "bench.tpch_child", str(job), str(state), ctx["bootstrap"]]
     if ctx["args"].profile:
-        cmd.append(str(ctx["work"] / f"q{q}.prof"))
+        cmd.append(str(ctx["work"] / f"q{q}{tag}.prof"))
     got = measure.run(cmd, str(ROOT), ctx["args"].timeout, env)
     lines = [ln for ln in got.stdout.splitlines() if ln.startswith("{")]
     if got.returncode != 0 or not lines:
