@@ -38,6 +38,7 @@ import tpch_flink  # noqa: E402
 import tpch_queries  # noqa: E402
 import tpch_run  # noqa: E402
 
+from bench.__main__ import snapshot_env  # noqa: E402
 from bench.tpch_plans import flink_shape, our_shape, table_markdown, tables_read  # noqa: E402
 
 TIMEOUT_S = 1800
@@ -71,6 +72,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="run deltaflow's jobs only (with --profile: profiles without Flink's runs)",
     )
+    p.add_argument(
+        "--base",
+        default="",
+        help="a commit whose deltaflow runs each query too, just before this code (A/B)",
+    )
     p.add_argument("--results", default="bench-tpch.json")
     p.add_argument("--markdown", default="")
     return p.parse_args(argv)
@@ -92,16 +98,17 @@ def judge(data, q: int, folded) -> str:
     return "y" if not wrong else f"n ({wrong[0][:80]})"
 
 
-def run_ours(ctx: dict, q: int) -> dict:
+def run_ours(ctx: dict, q: int, env: dict | None = None) -> dict:
     sink = f"tpch-bench-q{q}-{uuid.uuid4().hex[:6]}"
     ensure_topics(ctx["bootstrap"], [sink])
-    job = ctx["work"] / f"q{q}.sql"
+    tag = "-base" if env is not None else ""  # --base: its own job file and state
+    job = ctx["work"] / f"q{q}{tag}.sql"
     job.write_text(tpch_run.job_sql(q, ctx["sources"], ctx["bootstrap"], sink), encoding="utf-8")
-    state = ctx["work"] / f"state-q{q}"
+    state = ctx["work"] / f"state-q{q}{tag}"
     cmd = [sys.executable, "-m", "bench.tpch_child", str(job), str(state), ctx["bootstrap"]]
     if ctx["args"].profile:
-        cmd.append(str(ctx["work"] / f"q{q}.prof"))
-    got = measure.run(cmd, str(ROOT), ctx["args"].timeout)
+        cmd.append(str(ctx["work"] / f"q{q}{tag}.prof"))
+    got = measure.run(cmd, str(ROOT), ctx["args"].timeout, env)
     lines = [ln for ln in got.stdout.splitlines() if ln.startswith("{")]
     if got.returncode != 0 or not lines:
         tail = " | ".join(got.stderr.strip().splitlines()[-3:])
@@ -140,7 +147,10 @@ class FlinkServer:
 def run_one(ctx: dict, q: int, answers: dict) -> dict:
     tables = tables_read(tpch_run.job_sql(q, ctx["sources"], ctx["bootstrap"], "x"))
     events = sum(len(ctx["data"].events[t]) for t in tables)
-    row = {"q": q, "events": events, "deltaflow": run_ours(ctx, q)}
+    row = {"q": q, "events": events}
+    if ctx.get("base_env") is not None:  # --base: that commit's job first, then this code's
+        row["base"] = run_ours(ctx, q, ctx["base_env"])
+    row["deltaflow"] = run_ours(ctx, q)
     if ctx["flink"] is None:
         row["flink"] = {"match": "-"}
         print(f"  q{q}: {json.dumps(row)[:600]}", flush=True)
@@ -200,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         ctx = {"bootstrap": broker.bootstrap, "data": data, "sources": sources, "work": work,
                "request": request, "args": args}  # fmt: skip
         ctx["flink"] = None if args.no_flink else FlinkServer(args, work, request)
+        ctx["base_env"] = snapshot_env(args.base, work / "base") if args.base else None
         try:
             rows = [run_one(ctx, q, answers) for q in queries]
         finally:

@@ -90,7 +90,7 @@ class RecordWriter:
     def produce(self, keys, values, stamps=None, headers=None) -> None:
         produce, topic, choose = self.producer.produce, self.topic, self.partition_of
         start = 0
-        if choose is None and stamps is None and headers is None and keys is not None:
+        if choose is None and stamps is None and headers is None:
             start = self._produce_plain(keys, values)
         for i in range(start, len(values)):
             value = values[i]
@@ -129,11 +129,12 @@ class RecordWriter:
             raise self._wait_error(ended) from None
 
     def _produce_plain(self, keys, values) -> int:
-        """The common case, key and value only; returns how many were produced before
-        a full queue or a refusal (the general loop takes it from there)."""
+        """The common case, key (or none) and value only; returns how many were produced
+        before a full queue or a refusal (the general loop takes it from there)."""
         pending = iter(values)
+        records = (pending,) if keys is None else (pending, keys)
         try:  # the loop runs in C; map has taken the failed record from ``pending``
-            deque(map(self.producer.produce, repeat(self.topic), pending, keys), maxlen=0)
+            deque(map(self.producer.produce, repeat(self.topic), *records), maxlen=0)
         except (BufferError, KafkaException):
             return len(values) - length_hint(pending) - 1
         return len(values)

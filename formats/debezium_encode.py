@@ -26,6 +26,7 @@ from deltaflow.formats.codec_support import (
 )
 from deltaflow.formats.debezium_options import NAME, check_options
 from deltaflow.formats.errors import DeltaflowError, FormatError
+from deltaflow.formats.json_text import compile_change_writer, text_writable
 from deltaflow.formats.spec import FormatSpec
 
 
@@ -60,11 +61,16 @@ class DebeziumJsonEncoder:
             raise DeltaflowError(f"format '{NAME}': {exc}") from None
         self._image = compile_row_writer(spec.names, convs)
         self._write = msgspec.json.Encoder(decimal_format="number").encode
+        self._changes = None  # integer, DECIMAL, string and boolean columns: text templates
+        if text_writable(spec.names, spec.types, opts.plain, self.ignore_nulls):
+            self._changes = compile_change_writer(spec.names, spec.types)
 
     def encode(self, batch: Batch) -> list[bytes | None]:
         image, write = self._image, self._write
         out: list[bytes | None] = []
         try:
+            if self._changes is not None:
+                return self._changes(batch.kinds, batch.rows)  # type: ignore[return-value]
             if self.ignore_nulls:
                 for kind, row in zip(batch.kinds, batch.rows, strict=True):
                     values = {k: v for k, v in image(row).items() if v is not None}

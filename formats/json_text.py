@@ -17,7 +17,7 @@ from operator import itemgetter
 
 import msgspec
 
-from deltaflow.formats.changelog import RowKind
+from deltaflow.formats.changelog import ADDS, RowKind
 from deltaflow.formats.generated import define
 from deltaflow.formats.types import BOOLEAN, DECIMAL, INTEGER_ROOTS, STRING_ROOTS, DataType
 
@@ -67,15 +67,15 @@ def _byte_slot(j: int, dtype: DataType, value: str) -> str:
     return f"b'null' if (x{j} := {value}) is None else J(x{j})"
 
 
-def _made(types: Sequence[DataType], values: Sequence[str]) -> str:
+def _made(types: Sequence[DataType], values: Sequence[str], template: str = "T") -> str:
     """The expression of one record's bytes, field j read by ``values[j]``."""
     slots = [_slot(j, t, v) for j, (t, v) in enumerate(zip(types, values, strict=True))]
-    return "(T % (" + ", ".join(slots) + ",)).encode()"
+    return f"({template} % (" + ", ".join(slots) + ",)).encode()"
 
 
-def _bytes_made(types: Sequence[DataType], values: Sequence[str]) -> str:
+def _bytes_made(types: Sequence[DataType], values: Sequence[str], template: str = "TB") -> str:
     slots = [_byte_slot(j, t, v) for j, (t, v) in enumerate(zip(types, values, strict=True))]
-    return "TB % (" + ", ".join(slots) + ",)"
+    return f"{template} % (" + ", ".join(slots) + ",)"
 
 
 # ``live``: whether the batch has no -U/-D (then no row is a tombstone: no test per row).
@@ -105,6 +105,52 @@ def run(kinds, rows):
 """
 
 
+def _templates(names: Sequence[str], types: Sequence[DataType]) -> tuple[str, bytes]:
+    """The record's str template (``%s`` slots) and bytes template (``%d`` / ``%b``)."""
+    fields = [msgspec.json.encode(name).decode().replace("%", "%%") + ":" for name in names]
+    slots = ["%d" if t.root in INTEGER_ROOTS else "%b" for t in types]
+    text = "{" + ",".join(f + "%s" for f in fields) + "}"
+    return text, ("{" + ",".join(map(str.__add__, fields, slots)) + "}").encode()
+
+
+# Debezium changes: the record's templates inside the envelope of each row kind.
+_CHANGES = """\
+def safe(kinds, rows):
+    return [{safe} for k, r in zip(kinds, rows)]
+def run(kinds, rows):
+    try:
+        return [{fast} for k, r in zip(kinds, rows)]
+    except TypeError:
+        return safe(kinds, rows)
+"""
+_ADD = ('{"before":null,"after":', ',"op":"c"}')
+_RETRACT = ('{"before":', ',"after":null,"op":"d"}')
+
+
+def compile_change_writer(
+    names: Sequence[str], types: Sequence[DataType]
+) -> Callable[[list[int], list[tuple]], list[bytes]]:
+    """``run(kinds, rows) -> records``: each change as debezium-json writes it, +I and +U
+    as ``{"before":null,"after":{..},"op":"c"}``, -U and -D as
+    ``{"before":{..},"after":null,"op":"d"}``, in one generated loop over the batch
+    (the columns as ``text_writable`` allows; the bytes msgspec writes for the dict)."""
+    text, data = _templates(names, types)
+    by_kind = [_ADD if add else _RETRACT for add in ADDS]
+    env: dict[str, object] = {
+        "T": tuple(head + text + tail for head, tail in by_kind),
+        "TB": tuple(head.encode() + data + tail.encode() for head, tail in by_kind),
+        "BB": {True: b"true", False: b"false", None: b"null"},
+        "E": encode_basestring,
+        "J": msgspec.json.Encoder().encode,
+        "B": {True: "true", False: "false", None: "null"},
+    }
+    values = [f"r[{j}]" for j in range(len(names))]
+    source = _CHANGES.format(
+        safe=_made(types, values, "T[k]"), fast=_bytes_made(types, values, "TB[k]")
+    )
+    return define(source, "run", env, "change writer")  # type: ignore[no-any-return]
+
+
 def compile_text_writer(
     names: Sequence[str],
     types: Sequence[DataType],
@@ -115,11 +161,10 @@ def compile_text_writer(
     """``run(kinds, rows) -> records``: field j of each record holds ``row[positions[j]]``;
     with ``tombstones`` a -U or -D row gives None; with ``memo`` (record keys of integer
     or string columns) a key's bytes are kept across batches, up to ``MEMO_LIMIT`` keys."""
-    fields = [msgspec.json.encode(name).decode().replace("%", "%%") + ":" for name in names]
-    slots = ["%d" if t.root in INTEGER_ROOTS else "%b" for t in types]
+    text, data = _templates(names, types)
     env: dict[str, object] = {
-        "T": "{" + ",".join(f + "%s" for f in fields) + "}",
-        "TB": ("{" + ",".join(map(str.__add__, fields, slots)) + "}").encode(),
+        "T": text,
+        "TB": data,
         "BB": {True: b"true", False: b"false", None: b"null"},
         "E": encode_basestring,
         "J": msgspec.json.Encoder().encode,

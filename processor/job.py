@@ -142,6 +142,7 @@ class Job:
         epoch, resume = restored or (0, {})
         self.epoch = Epoch(epoch)
         self.graph = Graph(self.plan, self.state, RuntimeContext.from_settings(self.plan.settings))
+        self.graph.deliver = self._emit  # a large output's slices reach the sinks as they come
         if new_run:
             resume = {k: for_new_run(v) for k, v in resume.items()}
         self._open_sources(resume)

@@ -66,6 +66,16 @@ from deltaflow.processor.runtime.window_tvf import window_tvf_operator
 
 __all__ = ["Graph", "RuntimeContext", "build_operator"]
 
+# An operator output larger than this goes down a chain of the operators below in slices
+# of this many rows (``Graph.chains``), so that one batch's output (an ON TRUE join's
+# one-row side changing: every joined row again) is not held at every step at once.
+SLICE_ROWS = 20_000
+# Operators whose output for a batch is their outputs for its slices, in order (each
+# change handled in turn: Flink's changelog), exactly these node types: the delta
+# operators (subclasses) fold per batch, as does mini-batch (no slicing then).
+_SLICEABLE = frozenset({p.Calc, p.Join, p.SemiJoin, p.GroupAggregate, p.SinkUpsertMaterializer,
+                        p.DropUpdateBefore, p.Sink})  # fmt: skip
+
 _BUILDERS: dict[type, Callable[..., Operator]] = {
     p.Calc: CalcOperator,
     p.GroupAggregate: GroupAggOperator,
@@ -167,6 +177,10 @@ class Graph:
             with for_node(n):  # generated code is named after its node
                 self.ops[n.node_id] = self._operator(n, backend)
         self.watermarks = dict.fromkeys(self.order, MIN_WATERMARK)
+        # node -> the (node, port) chain its large outputs go down in slices, to a sink
+        self.chains = {} if self.ctx.mini_batch else self._chains()
+        # the job's writer of sink changes: sliced outputs reach it as they come
+        self.deliver: Callable[[dict[int, Batch]], None] | None = None
         # operators with processing-time timers (processing-time windows)
         self.timed = {nid for nid, op in self.ops.items() if op.timed}
         self.source_watermarks: dict[int, int] = {}
@@ -192,6 +206,41 @@ class Graph:
             return build_operator(n, self._backend_of(n, backend), self.ctx)
         make = _FUSING[type(n)]
         return make(n, self._backend_of(n, backend), self.ctx, fused=self.nodes[fused])  # type: ignore[arg-type]
+
+    def _chains(self) -> dict[int, list[tuple[int, int]]]:
+        """Each node whose consumers, one after the other, form a chain of sliceable
+        operators ending at a sink (each the only consumer of the one before)."""
+        chains = {}
+        for nid in self.order:
+            chain, at = [], nid
+            while len(self.consumers[at]) == 1 and at not in self.sink_ids:
+                at, port = self.consumers[at][0]
+                if type(self.nodes[at]) not in _SLICEABLE:
+                    break
+                chain.append((at, port))
+            if chain and at in self.sink_ids and not self.consumers[at]:
+                chains[nid] = chain
+        return chains
+
+    def _sliced(self, produced: Batch, chain: list, outputs: dict[int, Batch]) -> Batch:
+        """Runs all but the last slice of ``produced`` down ``chain`` (its sink's changes
+        to ``deliver``, else to ``outputs``); returns the last slice, which goes on as any
+        output (the chain's watermarks and flushes after it, as without slicing)."""
+        kinds, rows, size = produced.kinds, produced.rows, len(produced)
+        last = (size - 1) // SLICE_ROWS * SLICE_ROWS
+        for start in range(0, last, SLICE_ROWS):
+            part = Batch(kinds[start : start + SLICE_ROWS], rows[start : start + SLICE_ROWS])
+            for nid, port in chain:
+                part = self.ops[nid].process(part, port)
+                if not part:
+                    break
+            else:
+                sink = chain[-1][0]
+                if self.deliver is not None:
+                    self.deliver({sink: part})
+                else:
+                    outputs.setdefault(sink, Batch()).extend(part)
+        return Batch(kinds[last:], rows[last:])
 
     def _backend_of(self, node: p.Node, backend):  # noqa: ANN001, ANN202
         return self.ttl if self.ttl is not None and type(node) in _TTL_NODES else backend
@@ -310,6 +359,9 @@ class Graph:
                 produced.extend(op.flush())
             if not produced:
                 continue
+            chain = self.chains.get(nid)
+            if chain and len(produced) > SLICE_ROWS and not any(c in pending for c, _ in chain):
+                produced = self._sliced(produced, chain, outputs)
             if nid in self.sink_ids:
                 outputs.setdefault(nid, Batch()).extend(produced)
             for consumer, port in self.consumers[nid]:
