@@ -103,6 +103,16 @@ def run(kinds, rows):
         memo[k] = {made}
     return list(map(memo.__getitem__, keys))
 """
+# Keys of integer columns only: each written by the bytes template in one C-level map (a
+# ``%d`` costs less than a memo lookup, whose entries are cold once the live keys
+# outnumber the caches); a NULL (TypeError) sends the batch to the memo's writer.
+_DIRECT = """\
+def run(kinds, rows):
+    try:
+        return list(map(TB.__mod__, map(KEY, rows)))
+    except TypeError:
+        return memoized(kinds, rows)
+"""
 
 
 def _templates(names: Sequence[str], types: Sequence[DataType]) -> tuple[str, bytes]:
@@ -160,7 +170,8 @@ def compile_text_writer(
 ) -> Callable[[list[int], list[tuple]], list[bytes | None]]:
     """``run(kinds, rows) -> records``: field j of each record holds ``row[positions[j]]``;
     with ``tombstones`` a -U or -D row gives None; with ``memo`` (record keys of integer
-    or string columns) a key's bytes are kept across batches, up to ``MEMO_LIMIT`` keys."""
+    or string columns) a key's bytes are kept across batches, up to ``MEMO_LIMIT`` keys
+    (integer columns alone: written each time, by ``%d``, unless one is NULL)."""
     text, data = _templates(names, types)
     env: dict[str, object] = {
         "T": text,
@@ -180,6 +191,9 @@ def compile_text_writer(
         one = len(positions) == 1
         made = _made(types, ["k" if one else f"k[{j}]" for j in range(len(positions))])
         source = _MEMO.format(made=made)
+        if all(t.root in INTEGER_ROOTS for t in types):
+            env["memoized"] = define(source, "run", env, "json key writer")
+            source = _DIRECT
     else:
         values = [f"r[{at}]" for at in positions]
         safe, fast = _made(types, values), _bytes_made(types, values)

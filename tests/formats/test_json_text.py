@@ -104,6 +104,18 @@ def test_the_key_memo_restarts_past_its_limit() -> None:
     assert run([INSERT], [(7,)]) == [b'{"id":7}']
 
 
+def test_integer_keys_are_written_directly_and_a_null_by_the_memo_writer() -> None:
+    types = [parse_type("BIGINT"), parse_type("INT")]
+    run = compile_text_writer(["id", "n"], types, [2, 0], memo=True)
+    rows = [(1, "x", 2**40), (-3, "y", 0)]
+    expected = [b'{"id":%d,"n":%d}' % (r[2], r[0]) for r in rows]
+    assert run([INSERT, DELETE], rows) == expected
+    assert run([INSERT], [(None, "z", 5)]) == [b'{"id":5,"n":null}']
+    assert run([INSERT, INSERT], rows) == expected  # the direct writer again
+    one = compile_text_writer(["id"], types[:1], [1], memo=True)
+    assert one([UPDATE_BEFORE, UPDATE_AFTER], [(0, 7), (0, -7)]) == [b'{"id":7}', b'{"id":-7}']
+
+
 def test_a_null_integer_sends_the_batch_to_the_guarded_writer() -> None:
     run = compile_text_writer(["a", "b"], [parse_type("BIGINT"), parse_type("DECIMAL(10, 2)")],
                               [1, 0], tombstones=True)  # fmt: skip
