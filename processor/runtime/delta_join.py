@@ -26,13 +26,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain, compress, filterfalse, repeat
-from operator import add, is_, itemgetter
+from operator import add, is_, is_not, itemgetter
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
 from deltaflow.formats.generated import define
 from deltaflow.processor.exprs.compile import compile_predicate
 from deltaflow.processor.plan import Calc, DeltaJoin, MirrorSide
 from deltaflow.processor.runtime.base import Operator
+from deltaflow.processor.runtime.delta_row_memo import RowMemo
 from deltaflow.processor.runtime.group_agg import fusable_projection
 from deltaflow.processor.runtime.mirror import SourceReader
 
@@ -150,6 +151,24 @@ class JoinStep:
             matched = chain.from_iterable(found)
             out_kinds = list(chain.from_iterable(map(repeat, kinds, counts)))
             mine = chain.from_iterable(map(repeat, rows, counts))
+        return self._built(out_kinds, mine, matched, is_left)
+
+    def run_matched(self, kinds, rows, matched: list[tuple | None], is_left: bool) -> Batch:
+        """``run_found`` given each change's one match or None (a ``RowMemo``'s rows)."""
+        outer = self.outer[0 if is_left else 1]
+        if any(map(is_, matched, repeat(None))):
+            if outer:
+                pad = self.nulls[1 if is_left else 0]
+                matched = [pad if m is None else m for m in matched]
+            else:
+                keep = list(map(is_not, matched, repeat(None)))
+                kinds, rows = list(compress(kinds, keep)), list(compress(rows, keep))
+                matched = list(compress(matched, keep))
+        out_kinds = list(map(_OUTER_KIND.__getitem__, kinds)) if outer else list(kinds)
+        return self._built(out_kinds, rows, matched, is_left)
+
+    def _built(self, out_kinds: list[int], mine: Iterable, matched: Iterable, is_left) -> Batch:
+        """The joined rows of each of ``mine`` with its ``matched`` row (projected)."""
         if self.build is not None:
             built = self.build(mine, matched) if is_left else self.build(matched, mine)
             return Batch(out_kinds, built)
@@ -254,9 +273,18 @@ class DeltaJoinOperator(Operator):
         self.step = JoinStep(node.join_type, node.condition, widths, node.eventual, ctx)
         self.step.fold(fused)
         distinct = node.left.mirror != node.right.mirror  # a self-join looks up as before
-        self.memos = tuple(
-            Memo(reader) if distinct and memoizable(side, reader) else None
+        able = [
+            distinct and memoizable(side, reader)
             for side, reader in zip((node.left, node.right), self.readers, strict=True)
+        ]
+        # a memo that only the other side's direct path reads keeps rows (RowMemo)
+        self.memos: tuple[Memo | RowMemo | None, ...] = tuple(
+            None
+            if not able[s]
+            else RowMemo(self.readers[s], MEMO_KEYS)
+            if not able[1 - s] and self.step.direct(1 - s)
+            else Memo(self.readers[s])
+            for s in (0, 1)
         )
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
@@ -269,20 +297,17 @@ class DeltaJoinOperator(Operator):
             return Batch()
         keys = list(map(mine.key_of, rows))
         remembered = self.memos[1 - port]
-        if remembered is not None and self.memos[port] is None and self.step.direct(port):
-            found = remembered.rows_of(keys)
-            if found is not None:
-                return self.step.run_found(kinds, rows, found, is_left)
+        if isinstance(remembered, RowMemo):  # the direct path's (see __init__)
+            return self.step.run_matched(kinds, rows, remembered.rows_of(keys), is_left)
         distinct = dict.fromkeys(keys)
         memo = self.memos[port]
         if memo is not None:
             memo.forget(distinct)
         live = [k for k in distinct if None not in k]
         own = mine.rows(live, batch) if self.step.needs_own(port) and live else {}
-        memo = self.memos[1 - port]
         others: Mapping[tuple, Sequence[tuple]]
-        if memo is not None:
-            others = memo.rows(live)
+        if remembered is not None:
+            others = remembered.rows(live)
         else:
             # The other side as the regular join's state holds it: in a self-join the left
             # input has taken the batch already when the right one sees it.
@@ -313,28 +338,6 @@ class Memo:
         drop = self.found.pop
         for key in keys:
             drop(key, None)
-
-    def rows_of(self, keys: list[tuple]) -> list[Sequence[tuple]] | None:
-        """The rows of each of ``keys`` (changes' join keys, repeats and NULLs included),
-        in order, sequences the caller must not change: one C-level lookup per key, and the
-        keys not remembered yet read at once (none for a key with a NULL). None when
-        those would overflow ``MEMO_KEYS`` (``rows`` then starts over)."""
-        found = self.found
-        out = list(map(found.get, keys))
-        if not any(map(is_, out, repeat(None))):
-            return out  # type: ignore[return-value]  # no None left
-        at = list(compress(range(len(keys)), map(is_, out, repeat(None))))
-        missing = dict.fromkeys(map(keys.__getitem__, at))
-        live = [key for key in missing if None not in key]
-        if live:
-            if len(found) + len(live) > MEMO_KEYS:
-                return None
-            read = self._read(live)
-            found.update(read)
-            missing.update(read)
-        for i in at:  # the few changes whose key was not remembered: no second pass
-            out[i] = missing[keys[i]] or _NONE
-        return out  # type: ignore[return-value]  # every None filled
 
     def rows(self, keys: list[tuple]) -> dict[tuple, Sequence[tuple]]:
         """The rows of each of ``keys`` (and of others): a dict the caller must not change."""
