@@ -20,8 +20,9 @@ are replayed in memory, and only the final row of each key is kept, with its ind
 entries moved when an indexed column changed (``row_keys.compile_moves``).
 
 The table keeps the current rows of the primary keys touched or read lately, by
-row key (``row_keys``: the value itself for a one-column key), up to ``keep`` keys,
-then it starts over: a key changed again, or looked up, after a commit is not read
+row key (``row_keys``: the value itself for a one-column key; ``row_cache``: by slot of a
+list for a one-column integer key while its values fit), up to ``keep`` keys, then it
+starts over: a key changed again, or looked up, after a commit is not read
 from LMDB and decoded again. A changed row stays there alone, decoded, until ``flush``
 (the backend's commit, or a read that goes by encoded keys) encodes it and its key once,
 however many batches of the checkpoint changed it, and writes them in key order.
@@ -45,6 +46,7 @@ from deltaflow.formats.types import DataType
 from deltaflow.state import row_keys
 from deltaflow.state.index_entries import Index
 from deltaflow.state.keys import decode_key
+from deltaflow.state.row_cache import MISSING, ByKey, BySlot, Unfit
 from deltaflow.state.row_keys import stored_columns
 from deltaflow.state.table import DELETED
 from deltaflow.state.typed_keys import encode_sorted_ints
@@ -56,7 +58,6 @@ __all__ = ["IndexedTable", "stored_columns"]
 
 INDEX_SEPARATOR = "#"
 KEEP_ROWS = 250_000  # rows an IndexedTable keeps in memory by row key, then it starts over
-_MISSING = object()
 _UNREAD = object()  # the largest stored key is not read yet
 _OFF = object()  # no largest key kept: the keys are not integers
 _INT_OR_NULL = frozenset({int, type(None)})
@@ -100,13 +101,14 @@ class IndexedTable:
         # table holds their bytes as they are
         self._encode_rows, self._decode_row = row_keys.row_codec(values)
         self._rows = backend.table(name, row_keys.RAW)  # type: ignore[arg-type]
-        self._known: dict[object, tuple | None] = {}  # row key -> current row (None: absent)
+        fixed = row_keys.fixed_keys(self.key_columns, types)
+        # the current rows (None: absent) by row key, and the last row of each key changed
+        # since the last flush, not in the row table yet: encoded once per key at the
+        # flush or the commit (``row_cache``: by slot for integer keys while they fit)
+        self._kept: ByKey | BySlot = BySlot() if fixed else ByKey()
         # integer row keys: the largest one stored or buffered (None: none), read lazily;
         # a key past it is absent without a read (new keys of a sequence)
-        self._last: object = _UNREAD if row_keys.fixed_keys(self.key_columns, types) else _OFF
-        # the last row (None: deleted) of each key changed since the last flush, not in
-        # the row table yet: encoded once per key at the flush or the commit
-        self._dirty: dict[object, tuple | None] = {}
+        self._last: object = _UNREAD if fixed else _OFF
         self._committing: list | None = None  # the keys of commit_writes, until committed
         self._keep = KEEP_ROWS if keep is None else keep
         self._indexes: dict[str, Index] = {}
@@ -157,8 +159,11 @@ class IndexedTable:
     def put_rows(self, before: dict, after: dict) -> None:
         """The final row (None: deleted) of each key of ``after``, whose rows were
         ``before`` (as ``rows`` gave them, same keys)."""
-        self._known.update(after)
-        self._dirty.update(after)
+        try:
+            self._kept.put(after)
+        except Unfit:
+            self._kept = self._kept.as_by_key()
+            self._kept.put(after)
         for index in self._indexes.values():
             if index.table is not None:
                 self._move(index, before, after)
@@ -167,10 +172,10 @@ class IndexedTable:
         """Buffers the writes of the rows of the batches applied since the last flush in
         the row table (the last row of each key, it and its key encoded once), for a read
         that goes by encoded keys."""
-        if not self._dirty:
+        if not self._kept.changed():
             return
         keys, encoded, values, _ = self._encoded()
-        self._dirty = {}
+        self._kept.clean()
         stored: Sequence[object] = values
         if any(map(is_, values, repeat(None))):
             stored = [DELETED if value is None else value for value in values]
@@ -183,7 +188,7 @@ class IndexedTable:
         straight from here; None when there are none, or when the row table has
         buffered writes already (the rows are then flushed to them). ``committed`` follows
         the commit."""
-        if not self._dirty:
+        if not self._kept.changed():
             return None
         if self._rows.has_pending():
             self.flush()
@@ -198,7 +203,7 @@ class IndexedTable:
     def committed(self) -> None:
         """The writes of ``commit_writes`` are committed."""
         if self._committing is not None:
-            self._dirty = {}
+            self._kept.clean()
             self._raise_last(self._committing)
             self._committing = None
 
@@ -208,19 +213,11 @@ class IndexedTable:
         once however many batches changed it, in one pass (``encode_images``). Positive
         integer keys are sorted as ints and encoded by runs of one length
         (``encode_sorted_ints``), their bytes then in order with no sort of the bytes."""
-        latest: dict[Any, tuple | None] = self._dirty
-        lead, encode = self._lead, self._encode_rows
-        if self._last is not _OFF and None not in latest:
-            try:
-                keys = sorted(latest)
-            except TypeError:  # a key of a type not comparable with ints
-                keys = []
-            encoded = encode_sorted_ints(keys)
-            if encoded is not None:
-                rows = list(map(latest.__getitem__, keys))
-                return keys, encoded, row_keys.encode_images(rows, lead, encode), True
-        keys = list(latest)
-        images = row_keys.encode_images(list(latest.values()), lead, encode)
+        keys, rows, ints = self._kept.latest(self._last is not _OFF)
+        encoded = encode_sorted_ints(keys) if ints else None
+        images = row_keys.encode_images(rows, self._lead, self._encode_rows)
+        if encoded is not None:
+            return keys, encoded, images, True
         return keys, list(map(self._encode_pk, keys)), images, False
 
     def _raise_last(self, keys: list) -> None:
@@ -237,8 +234,7 @@ class IndexedTable:
     def forget(self) -> None:
         """Drops the rows kept in memory, changes not flushed included (the backend's
         discard and roll-back: the table is then as its last commit)."""
-        self._known = {}
-        self._dirty = {}
+        self._kept.clear()
         self._committing = None
         if self._last is not _OFF:
             self._last = _UNREAD
@@ -246,21 +242,28 @@ class IndexedTable:
     def _current(self, keys: list) -> dict[object, tuple | None]:
         """The current row (None: absent) of each of the distinct row ``keys``: kept ones,
         the rest read in one sorted pass and kept."""
-        known = self._known
-        found = list(map(known.get, keys, repeat(_MISSING)))
-        if any(map(is_, found, repeat(_MISSING))):
-            missing = list(compress(keys, map(is_, found, repeat(_MISSING))))
-            if len(known) + len(missing) > self._keep:
+        found = self._lookup(keys)
+        if any(map(is_, found, repeat(MISSING))):
+            missing = list(compress(keys, map(is_, found, repeat(MISSING))))
+            if len(self._kept) + len(missing) > self._keep:
                 self.flush()
-                known.clear()
+                self._kept.clear()
                 missing = keys
-                found = [_MISSING] * len(keys)
+                found = [MISSING] * len(keys)
             loaded = self._load(missing)
-            known.update(zip(missing, loaded, strict=True))
+            self._kept.add(missing, loaded)
             rows = dict(zip(keys, found, strict=True))
             rows.update(zip(missing, loaded, strict=True))  # in place: the keys' order kept
             return rows
         return dict(zip(keys, found, strict=True))
+
+    def _lookup(self, keys: list) -> list:
+        """The kept row of each of ``keys`` (None: absent, MISSING: not kept)."""
+        try:
+            return self._kept.lookup(keys)
+        except Unfit:
+            self._kept = self._kept.as_by_key()
+            return self._kept.lookup(keys)
 
     def _load(self, keys: list) -> list:
         """The stored rows (None: absent) of row ``keys``, read in one sorted pass; integer

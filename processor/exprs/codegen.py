@@ -65,6 +65,12 @@ class Gen:
             "_t": lib_temporal,
             "_tz": self.tz,
             "_C": lib_numeric.CTX,
+            # DECIMAL + - * in CTX and their rounding to the result type, without an
+            # attribute lookup per row
+            "_fit": lib_numeric.fit,
+            "_Cadd": lib_numeric.CTX.add,
+            "_Csubtract": lib_numeric.CTX.subtract,
+            "_Cmultiply": lib_numeric.CTX.multiply,
             "_try": _try,
         }
         self._count = 0

@@ -61,7 +61,7 @@ def _decimal(g: Gen, c: Call) -> str:
     if c.op in ("%", "MOD"):
         return g.strict(c.operands, lambda x, y: f"_n.dmod({x}, {y}, {exp}, {digits})")
     method = _DECIMAL_OP[c.op]
-    return g.strict(c.operands, lambda x, y: f"_n.fit(_C.{method}({x}, {y}), {exp}, {digits})")
+    return g.strict(c.operands, lambda x, y: f"_fit(_C{method}({x}, {y}), {exp}, {digits})")
 
 
 def _floating(g: Gen, c: Call) -> str:

@@ -17,6 +17,10 @@ from deltaflow.processor.exprs.errors import EvalError
 CTX = Context(prec=120, rounding=ROUND_HALF_UP, Emax=999999, Emin=-999999)
 # Flink divides DECIMALs with MathContext(38, HALF_UP), then rounds to the result scale.
 DIVIDE = Context(prec=38, rounding=ROUND_HALF_UP, Emax=999999, Emin=-999999)
+# CTX's own quantize (it rounds HALF_UP): the same result as ``value.quantize(exp,
+# rounding=ROUND_HALF_UP, context=CTX)`` without the keyword arguments, which cost more
+# than the rounding itself (about 150 against 400 ns a call)
+_QUANTIZE = CTX.quantize
 
 
 def wrap_text(expr: str, bits: int) -> str:
@@ -70,7 +74,7 @@ def exponent(scale: int) -> Decimal:
 
 def fit(value: Decimal, exp: Decimal, int_digits: int) -> Decimal | None:
     """Round HALF_UP to the scale of ``exp``; NULL if more than ``int_digits`` integer digits."""
-    q = value.quantize(exp, rounding=ROUND_HALF_UP, context=CTX)
+    q = _QUANTIZE(value, exp)
     if q and q.adjusted() >= int_digits:
         return None
     return q

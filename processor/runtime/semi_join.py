@@ -21,7 +21,9 @@ once per distinct key of the batch and written once per touched key, as
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import compress
+from operator import itemgetter
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
 from deltaflow.processor.exprs.compile import compile_predicate
@@ -41,6 +43,16 @@ def _table(backend, name: str, types: list):  # noqa: ANN001, ANN202
     if shape is None:
         return backend.table(name)
     return backend.table(name, TypedValues(list[tuple[shape, int, int]]))  # type: ignore[valid-type]
+
+
+def _batch_keys(columns: tuple[int, ...]) -> Callable[[list[tuple]], list[tuple]]:
+    """``keys(rows)``: each row's join key tuple, as ``key_getter(columns)`` gives it; a
+    one-column key's 1-tuples are built by ``zip`` in C, not by a lambda per row."""
+    if len(columns) == 1:
+        one = itemgetter(columns[0])
+        return lambda rows: list(zip(map(one, rows)))
+    get = key_getter(columns)
+    return lambda rows: list(map(get, rows))
 
 
 class _Side:
@@ -89,7 +101,7 @@ class SemiJoinOperator(Operator):
             _Side(_table(backend, f"{prefix}:left", left), left),
             _Side(_table(backend, f"{prefix}:right", right), right),
         )
-        self.key_of = (key_getter(node.left_keys), key_getter(node.right_keys))
+        self.keys_of = (_batch_keys(node.left_keys), _batch_keys(node.right_keys))
         strict = [i for i, safe in enumerate(node.null_safe) if not safe]
         self.strict = key_getter(tuple(strict)) if strict else None
         self.condition = None
@@ -100,7 +112,7 @@ class SemiJoinOperator(Operator):
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
             return Batch()
-        keys = list(map(self.key_of[port], batch.rows))
+        keys = self.keys_of[port](batch.rows)
         distinct = dict.fromkeys(keys)
         strict = self.strict
         dead = () if strict is None else {k for k in distinct if None in strict(k)}

@@ -53,3 +53,21 @@ def test_per_key_path_equals_the_per_change_path(tmp_path_factory, anti, null_sa
             backend.close()
     assert outputs[0] == outputs[1]
     assert states[0] == states[1]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    rows=st.lists(st.tuples(st.none() | st.integers(), st.text(max_size=2), st.booleans())),
+    columns=st.sampled_from([(), (0,), (1,), (2,), (0, 1), (2, 0), (1, 2, 0)]),
+)
+def test_batch_keys_are_the_key_getters_tuples(rows, columns):
+    """The batch key function gives, per row, the tuple ``key_getter`` gives (1-tuples for
+    one column, ``()`` for none), NULLs included, which the state keys and the strict
+    NULL checks read."""
+    from deltaflow.processor.runtime.base import key_getter
+    from deltaflow.processor.runtime.semi_join import _batch_keys
+
+    got = _batch_keys(columns)(rows)
+    want = [key_getter(columns)(r) for r in rows]
+    assert got == want
+    assert all(type(k) is tuple and len(k) == len(columns) for k in got)
