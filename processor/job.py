@@ -36,7 +36,7 @@ from deltaflow.connectors.transactions import (
 from deltaflow.formats.generated import for_node
 from deltaflow.processor import crash, progress
 from deltaflow.processor.brokers import BrokerWatch, cluster_configs
-from deltaflow.processor.collector import quiet_collector
+from deltaflow.processor.collector import JobCollector
 from deltaflow.processor.identity import bind_identity, bind_plan
 from deltaflow.processor.job_inputs import Inputs, install_checks
 from deltaflow.processor.job_tables import (
@@ -231,10 +231,10 @@ class Job:
 
     def run(self) -> int:
         """Runs until every source is finished (bounded) or a stop is asked; returns 0."""
-        with quiet_collector():
-            return self._run()
+        with JobCollector() as collector:
+            return self._run(collector)
 
-    def _run(self) -> int:
+    def _run(self, collector: JobCollector) -> int:
         last_checkpoint = time.monotonic()
         display = progress.Display(self, enabled=not self.options.quiet)
         observer = progress.Observer(self, self._progress_every())
@@ -243,6 +243,7 @@ class Job:
                 self.txn.begin()
             while not self.stop.is_set():
                 busy = self._poll_once()
+                collector.settle()
                 self._emit(self.graph.advance_processing_time())
                 if self.inputs.all_finished():
                     self._emit(self.graph.finish())
