@@ -4,8 +4,10 @@ a physical rule (``physical_rules``): the result is the scan's ``project`` field
 What a node needs of its input, by the kind of node:
 
 - a ``Calc``: the columns its condition and its projections read, except a projection
-  that is a bare column no consumer reads (it passes a None through; an expression is
-  still computed, so its columns stay read);
+  no consumer reads: a bare column passes a None through, and an expression becomes a
+  typed NULL first (``unread_projections``, the ``projection`` rule), so the columns only
+  it read are not decoded and a join's state does not keep its value, as Flink trims the
+  column from its plan (EXPLAIN still prints the expression);
 - a ``DropUpdateBefore``: what its own consumers need;
 - a regular ``Join``: its keys, the columns its condition reads, and the columns
   its own consumers need of its output (left columns, then right columns);
@@ -31,7 +33,7 @@ compare whole rows (a join's state) see None in the same places on every row.
 
 from __future__ import annotations
 
-from deltaflow.processor.exprs.nodes import InputRef, input_refs
+from deltaflow.processor.exprs.nodes import InputRef, Literal, input_refs
 from deltaflow.processor.plan import (
     Calc,
     DeltaJoin,
@@ -201,6 +203,30 @@ def _view_reads(view: DeltaView, wanted: set[int], ports: list[int], used: set[i
     right = {i - width for i in out if i >= width} | set(view.right_keys) | via[1]
     _view_reads(view.inputs[0], left, ports, used)
     _view_reads(view.inputs[1], right, ports, used)
+
+
+def unread_projections(roots: tuple[Node, ...]) -> dict[int, tuple]:
+    """Calc node_id -> its projection with a typed NULL for each computed column no
+    consumer reads, for the Calcs that have one (Flink trims such columns from the plan,
+    so their expressions never run there either). A bare column stays: it costs nothing
+    and the scan's projection already leaves it None."""
+    demand = _Demand(roots)
+    out: dict[int, tuple] = {}
+    for node in demand.nodes.values():
+        if type(node) is not Calc or len(node.inputs) != 1:
+            continue
+        wanted = demand.of(node)
+        if wanted is None:
+            continue
+        projection = tuple(
+            expr
+            if i in wanted or isinstance(expr, (InputRef, Literal))
+            else Literal(expr.type, None)
+            for i, expr in enumerate(node.projection)
+        )
+        if projection != node.projection:
+            out[node.node_id] = projection
+    return out
 
 
 def demanded_columns(roots: tuple[Node, ...]) -> dict[int, tuple[str, ...] | None]:

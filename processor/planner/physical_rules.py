@@ -5,6 +5,8 @@ after ``to_physical``, in order; each returns the fields it sets per ``node_id``
 stage builds a new frozen plan with them (``dataclasses.replace``, shared nodes rebuilt
 once), so no rule changes a node another plan or INSERT holds:
 
+- ``projection``: a Calc's computed columns that no consumer reads become typed NULLs
+  (``demand.unread_projections``), as Flink trims them, before the scans' demand is taken;
 - ``project``: the physical columns each scan's decoder builds (``demand``);
 - ``prefilter``: the WHERE tests pushed into each scan's decoder (``prefilter``);
 - ``fused_calc`` / ``fused_into``: a Calc that only selects columns runs inside the
@@ -26,11 +28,15 @@ from typing import Any
 
 from deltaflow.processor import plan as P
 from deltaflow.processor.exprs.nested import holds_collection
-from deltaflow.processor.planner.demand import demanded_columns
+from deltaflow.processor.planner.demand import demanded_columns, unread_projections
 from deltaflow.processor.planner.prefilter import prefilters
 
 Changes = dict[int, dict[str, Any]]  # node_id -> fields to set
 _FUSES_CALC_ABOVE = (P.Join, P.DeltaJoin, P.DeltaJoinCascade)
+
+
+def null_unread(roots: tuple[P.Node, ...], settings: dict[str, str]) -> Changes:
+    return {nid: {"projection": p} for nid, p in unread_projections(roots).items()}
 
 
 def push_projection(roots: tuple[P.Node, ...], settings: dict[str, str]) -> Changes:
@@ -73,6 +79,7 @@ def fuse_calcs(roots: tuple[P.Node, ...], settings: dict[str, str]) -> Changes:
 
 
 PHYSICAL_RULES: tuple[Callable[[tuple[P.Node, ...], dict[str, str]], Changes], ...] = (
+    null_unread,
     push_projection,
     push_prefilter,
     fuse_calcs,

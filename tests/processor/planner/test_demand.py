@@ -98,3 +98,40 @@ def test_a_delta_join_demands_what_its_sides_read_so_mirrors_hold_only_that() ->
         frozenset({"merchant_id", "item_id"}),  # items: the keys (also its primary key)
         frozenset({"order_id", "merchant_id", "item_id", "status"}),  # status: the filter
     ]
+
+
+def _calcs_below_joins(insert: str) -> list:
+    from deltaflow.processor import plan as P
+    from deltaflow.processor.planner.physical_rules import index
+
+    plan = plan_job(ORDERS.format(extra="") + insert).plan
+    nodes = index(tuple(plan.sinks))[0].values()
+    return [c for j in nodes if type(j) is P.Join for c in j.inputs if type(c) is P.Calc]
+
+
+_COMPUTED_JOIN = (
+    "SET 'table.optimizer.delta-join.strategy' = 'NONE';\n"
+    "INSERT INTO out1 SELECT o.order_id, {read} FROM "
+    "(SELECT order_id, merchant_id, item_id, UPPER(status) AS s, amount * 2 AS a FROM orders) o "
+    "JOIN items i ON o.merchant_id = i.merchant_id AND o.item_id = i.item_id;"
+)
+
+
+def test_a_computed_column_no_consumer_reads_becomes_a_typed_null() -> None:
+    from deltaflow.processor.exprs.nodes import Call, Literal
+
+    insert = _COMPUTED_JOIN.format(read="CHAR_LENGTH(o.s)")
+    (calc,) = _calcs_below_joins(insert)
+    by_name = dict(zip([f.name for f in calc.fields], calc.projection, strict=True))
+    assert isinstance(by_name["s"], Call)  # read above the join: still computed
+    assert isinstance(by_name["a"], Literal) and by_name["a"].value is None
+    assert by_name["a"].type.root == "DECIMAL"  # the column keeps its type
+    assert demanded(insert)[1] == frozenset({"order_id", "merchant_id", "item_id", "status"})
+
+
+def test_the_columns_only_an_unread_expression_reads_are_not_decoded() -> None:
+    insert = _COMPUTED_JOIN.format(read="o.item_id")
+    (calc,) = _calcs_below_joins(insert)
+    names = [f.name for f in calc.fields]
+    assert [calc.projection[names.index(c)].value for c in ("s", "a")] == [None, None]
+    assert demanded(insert)[1] == frozenset({"order_id", "merchant_id", "item_id"})
