@@ -13,8 +13,10 @@ Windows of a TIMESTAMP_LTZ time column are aligned in the session time zone
 (``table.local-time-zone``), as Flink does; window_start/window_end are then local
 TIMESTAMPs and window_time the TIMESTAMP_LTZ instant.
 
-State: ``(window_end, window_start, *keys) -> accumulator``; firing scans it in
-key order and stops at the first window still open.
+State: ``(window_end, window_start, *keys) -> accumulator``. The operator knows which
+windows hold state (read from it at its first firing, then kept as rows are folded), so a
+firing reads the due windows' keys alone, in key order, and stops at the first window
+still open.
 
 Windows of a PROCTIME() attribute hold the rows by the wall clock when they reach the
 operator (one reading per batch) and fire when the wall clock reaches ``window_end - 1``
@@ -105,22 +107,32 @@ KEEP_WINDOWS = 50_000  # committed live accumulators kept decoded
 _EPOCH, _MS = dt.datetime(1970, 1, 1), dt.timedelta(milliseconds=1)  # as base.epoch_ms
 
 
-def _encoded(keys: list[tuple]) -> list[bytes]:
+KEPT_GROUPS = 100_000  # group keys whose bytes an operator remembers (then starts over)
+
+
+def _encoded(keys: list[tuple], groups: dict[bytes, tuple]) -> list[bytes]:
     """``encode_key`` of each ``(window_end, window_start, *group key)``: a key's bytes are
     its values' bytes one after the other, so each window's and each group key's part is
-    encoded once per batch (a HOP row's group key is in several windows)."""
+    encoded once per batch (a HOP row's group key is in several windows). ``groups``
+    learns each group key's bytes -> the key they decode to, so a firing finds them
+    decoded (once per group key, not once per window of a HOP)."""
     windows: dict[tuple, bytes] = {}
-    groups: dict[tuple, bytes] = {}
+    tails: dict[tuple, bytes] = {}
     out = []
     for skey in keys:
         window, group = skey[:2], skey[2:]
         head = windows.get(window)
         if head is None:
             head = windows[window] = encode_key(window)
-        tail = groups.get(group)
+        tail = tails.get(group)
         if tail is None:
-            tail = groups[group] = encode_key(group)
+            tail = tails[group] = encode_key(group)
         out.append(head + tail)
+    if len(groups) + len(tails) > KEPT_GROUPS:
+        groups.clear()
+    for tail in tails.values():
+        if tail not in groups:
+            groups[tail] = decode_key(tail)
     return out
 
 
@@ -149,6 +161,10 @@ class WindowAggOperator(Operator):
         self.next_due = -(1 << 63)  # processing time: the earliest end - 1 of an open window
         self.slice_ms = slice_ms(node.window)
         self.any_order = any_order(node.aggs, self.aggs.arg_types)
+        # the windows (end, start) with state, read from it at the first firing and kept
+        # since, so a firing reads only the windows it fires; group key bytes -> key
+        self.windows: set[tuple[int, int]] | None = None
+        self.groups: dict[bytes, tuple] = {}
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
@@ -227,7 +243,9 @@ class WindowAggOperator(Operator):
         aggs, live, state = self.aggs, self.live, self.state
         fold, init = aggs.fold_pairs, aggs.init
         keys = list(touched)
-        encoded = _encoded(keys)  # once: read and written by these bytes
+        encoded = _encoded(keys, self.groups)  # once: read and written by these bytes
+        if self.windows is not None:
+            self.windows.update({skey[:2] for skey in keys})
         for kb, skey, raw in zip(encoded, keys, state.get_many_encoded(encoded), strict=True):
             acc = init() if raw is None else raw if live else aggs.load(raw)
             fold(acc, touched[skey])
@@ -251,27 +269,47 @@ class WindowAggOperator(Operator):
         return out
 
     def _fire(self, limit: int, fired_at: int | None = None) -> Batch:
-        """Emits and forgets every window whose end - 1 is at or before ``limit``."""
+        """Emits and forgets every window whose end - 1 is at or before ``limit``, in
+        key order (windows by end, then start; each window's groups by their bytes)."""
         out = Batch()
-        fired = []
-        values, live, load = self.aggs.values, self.live, self.aggs.load
-        head, cut, columns = b"\xff", 0, ()  # the bytes of the window being read
-        for kb, raw in self.state.scan_encoded(b""):
-            if not kb.startswith(head):  # a new window: its bounds decoded once
-                window = decode_key(kb)[:2]
-                if self.zone.utc(window[0]) - 1 > limit:
-                    break
-                head = encode_key(window)
-                cut = len(head)
-                columns = self._bounds_of(window[1], window[0], fired_at)
-            fired.append(kb)
-            acc = raw if live else load(raw)
-            if acc[0] <= 0:
-                continue  # every row of the window was retracted
-            out.append(INSERT, decode_key(kb[cut:]) + values(acc) + columns)
-        for kb in fired:
-            self.state.delete_encoded(kb)
+        if self.windows is None:
+            self.windows = self._stored_windows()
+        due = []
+        for window in sorted(self.windows):
+            if self.zone.utc(window[0]) - 1 > limit:
+                break
+            due.append(window)
+        if not due:
+            return out
+        values, live, load, groups = self.aggs.values, self.live, self.aggs.load, self.groups
+        heads = [encode_key(window) for window in due]
+        state = self.state
+        for window, head, entries in zip(due, heads, state.scan_many(heads), strict=True):
+            self.windows.discard(window)
+            columns = self._bounds_of(window[1], window[0], fired_at)
+            cut = len(head)
+            for kb, raw in entries:
+                state.delete_encoded(kb)
+                acc = raw if live else load(raw)
+                if acc[0] <= 0:
+                    continue  # every row of the window was retracted
+                tail = kb[cut:]
+                key = groups.get(tail)
+                if key is None:
+                    key = decode_key(tail)
+                out.append(INSERT, key + values(acc) + columns)
         return out
+
+    def _stored_windows(self) -> set[tuple[int, int]]:
+        """The windows of the state's keys (once per operator: later folds add theirs)."""
+        found: set[tuple[int, int]] = set()
+        head = b"\xff"
+        for kb in self.state.scan_many([b""], values=False)[0]:
+            if not kb.startswith(head):
+                window = decode_key(kb)[:2]
+                found.add(window)
+                head = encode_key(window)
+        return found
 
     def _bounds_of(self, start: int, end: int, fired_at: int | None) -> tuple:
         """window_start, window_end and window_time of a firing window."""
