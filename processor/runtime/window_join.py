@@ -6,7 +6,9 @@ join (IN / EXISTS, NOT IN / NOT EXISTS) emits each left row of the window that h
 no) pair, once, without right columns; NOT IN's NULL rules are in its condition. A row of
 a window that has already been joined is late: dropped and counted in ``late_rows``.
 
-State: ``(window_end, window_start, side, seq) -> row``, scanned in window order.
+State: ``(window_end, window_start, side, seq) -> row``. The operator knows which
+windows hold rows (read from the state at its first watermark, then kept as rows come),
+so a watermark reads the due windows' rows alone, in window order.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ class WindowJoinOperator(Operator):
         self.watermark = MIN_WATERMARK if stored is None else int(stored)  # type: ignore[call-overload]
         self.seq = int(self.progress.get(("seq",)) or 0)  # type: ignore[call-overload]
         self.late_rows: int = 0
+        # the windows (end, start) holding rows: read from the state at the first
+        # watermark, then kept, so a watermark reads the due windows' rows alone
+        self.windows: set[tuple[int, int]] | None = None
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         start_col, end_col = self.bounds[port]
@@ -63,32 +68,49 @@ class WindowJoinOperator(Operator):
         end = epoch_ms(bounds[0])
         if end - 1 <= self.watermark:
             return None
-        return encode_key((end, epoch_ms(bounds[1]), port))
+        start = epoch_ms(bounds[1])
+        if self.windows is not None:
+            self.windows.add((end, start))
+        return encode_key((end, start, port))
 
     def on_watermark(self, watermark: int) -> Batch:
         if watermark <= self.watermark:
             return Batch()
         self.watermark = watermark
         self.progress.put(("watermark",), watermark)
-        windows: dict[tuple[int, int], tuple[list, list]] = {}
+        if self.windows is None:
+            self.windows = self._stored_windows()
         due = []
-        head, side = b"\xff", None  # the prefix of the window and side being read
-        for kb, row in self.rows.scan_encoded(b""):
-            if not kb.startswith(head):  # a new window or side: its bounds decoded once
-                end, start, port = decode_key(kb)[:3]
-                if end - 1 > watermark:
-                    break
-                head = encode_key((end, start, port))
-                side = windows.setdefault((end, start), ([], []))[port]
-            due.append(kb)
-            side.append(row)  # type: ignore[union-attr]
-        for kb in due:
-            self.rows.delete_encoded(kb)
+        for window in sorted(self.windows):
+            if window[0] - 1 > watermark:
+                break
+            due.append(window)
         out = Batch()
+        if not due:
+            return out
+        self.windows.difference_update(due)
+        heads = [encode_key((*window, port)) for window in due for port in (0, 1)]
+        found = self.rows.scan_many(heads)  # the left, then the right rows of each window
         join = self._join if self.semi is None else self._semi_join
-        for lefts, rights in windows.values():
-            join(lefts, rights, out)
+        for i in range(0, len(heads), 2):
+            lefts, rights = found[i], found[i + 1]
+            for kb, _ in lefts:
+                self.rows.delete_encoded(kb)
+            for kb, _ in rights:
+                self.rows.delete_encoded(kb)
+            join([row for _, row in lefts], [row for _, row in rights], out)
         return out
+
+    def _stored_windows(self) -> set[tuple[int, int]]:
+        """The windows of the stored rows' keys (once per operator: later rows add theirs)."""
+        found: set[tuple[int, int]] = set()
+        head = b"\xff"
+        for kb in self.rows.scan_many([b""], values=False)[0]:
+            if not kb.startswith(head):
+                key = decode_key(kb)
+                found.add(key[:2])
+                head = encode_key(key[:3])
+        return found
 
     def _semi_join(self, lefts: list, rights: list, out: Batch) -> None:
         """The left rows of one window with (semi) / without (anti) a matching right row."""
