@@ -8,8 +8,10 @@ once to a topic of an embedded tansu broker on a free loopback port. For each qu
 
 - deltaflow: ``python -m bench.nexmark deltaflow Q ...`` in its own process, reading the
   topic from earliest to its end (plain JSON, Nexmark's nested layout) into a ``blackhole``
-  sink; timed as the whole process (interpreter start, imports, planning, the run), its peak
-  RSS and CPU sampled from /proc over the process tree;
+  sink; timed as the whole process (interpreter start, imports, planning, the run; it ends
+  as ``deltaflow run``'s job process does, with ``os._exit`` once its output is flushed, so
+  not freeing the job's objects one by one), its peak RSS and CPU sampled from /proc over
+  the process tree;
 - Flink: ``bench/nexmark_flink.py`` in the PyFlink venv, a ``filesystem`` source of the same
   lines into ``blackhole``, at the given parallelism; timed as the job only, after a warm-up
   job of the same query in the same JVM; peak RSS of its process tree (the JVM and, for q14,
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -167,4 +170,11 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["deltaflow"]:
+        # the job's process ends as `deltaflow run`'s does (supervise._child): streams
+        # flushed, then os._exit, without freeing the job's objects one by one
+        code = main(sys.argv[1:])
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     sys.exit(main(sys.argv[1:]))
