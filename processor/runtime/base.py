@@ -25,7 +25,7 @@ from deltaflow.formats.types import (
 )
 from deltaflow.processor.exprs.compile import EvalContext
 from deltaflow.processor.runtime.ttl import state_ttl_ms, wall_clock_ms
-from deltaflow.state.keys import EMPTY, encode_key
+from deltaflow.state.keys import EMPTY, decode_key, encode_key
 
 NOT_NULL_ENFORCER = "table.exec.sink.not-null-enforcer"
 MIN_WATERMARK = -(1 << 63)
@@ -187,6 +187,20 @@ class StateKeys:
                 kb = known[key] = encode_key(key) or EMPTY
             distinct[key] = kb
         return distinct  # type: ignore[return-value]
+
+
+def key_prefixes(table, width: int) -> set[tuple]:  # noqa: ANN001
+    """The distinct first ``width`` values of the keys of ``table`` (buffered writes
+    included): one pass over its keys, each prefix decoded once (a window operator's
+    windows, read back at its first watermark after a start)."""
+    found: set[tuple] = set()
+    head: bytes | None = None
+    for kb in table.scan_many([b""], values=False)[0]:
+        if head is None or not kb.startswith(head):
+            prefix = decode_key(kb)[:width]
+            found.add(prefix)
+            head = encode_key(prefix)
+    return found
 
 
 def state_key(key: tuple) -> bytes:

@@ -40,6 +40,7 @@ from deltaflow.processor.runtime.base import (
     epoch_ms,
     from_epoch_ms,
     key_getter,
+    key_prefixes,
 )
 from deltaflow.state.keys import decode_key, encode_key
 
@@ -273,7 +274,7 @@ class WindowAggOperator(Operator):
         key order (windows by end, then start; each window's groups by their bytes)."""
         out = Batch()
         if self.windows is None:
-            self.windows = self._stored_windows()
+            self.windows = key_prefixes(self.state, 2)  # type: ignore[assignment]
         due = []
         for window in sorted(self.windows):
             if self.zone.utc(window[0]) - 1 > limit:
@@ -299,17 +300,6 @@ class WindowAggOperator(Operator):
                     key = decode_key(tail)
                 out.append(INSERT, key + values(acc) + columns)
         return out
-
-    def _stored_windows(self) -> set[tuple[int, int]]:
-        """The windows of the state's keys (once per operator: later folds add theirs)."""
-        found: set[tuple[int, int]] = set()
-        head = b"\xff"
-        for kb in self.state.scan_many([b""], values=False)[0]:
-            if not kb.startswith(head):
-                window = decode_key(kb)[:2]
-                found.add(window)
-                head = encode_key(window)
-        return found
 
     def _bounds_of(self, start: int, end: int, fired_at: int | None) -> tuple:
         """window_start, window_end and window_time of a firing window."""

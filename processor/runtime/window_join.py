@@ -16,8 +16,14 @@ from __future__ import annotations
 from deltaflow.formats.changelog import INSERT, Batch
 from deltaflow.processor.exprs.compile import compile_predicate
 from deltaflow.processor.plan import WindowJoin
-from deltaflow.processor.runtime.base import MIN_WATERMARK, Operator, epoch_ms, key_getter
-from deltaflow.state.keys import decode_key, encode_key
+from deltaflow.processor.runtime.base import (
+    MIN_WATERMARK,
+    Operator,
+    epoch_ms,
+    key_getter,
+    key_prefixes,
+)
+from deltaflow.state.keys import encode_key
 
 
 class WindowJoinOperator(Operator):
@@ -79,7 +85,7 @@ class WindowJoinOperator(Operator):
         self.watermark = watermark
         self.progress.put(("watermark",), watermark)
         if self.windows is None:
-            self.windows = self._stored_windows()
+            self.windows = {p[:2] for p in key_prefixes(self.rows, 3)}
         due = []
         for window in sorted(self.windows):
             if window[0] - 1 > watermark:
@@ -100,17 +106,6 @@ class WindowJoinOperator(Operator):
                 self.rows.delete_encoded(kb)
             join([row for _, row in lefts], [row for _, row in rights], out)
         return out
-
-    def _stored_windows(self) -> set[tuple[int, int]]:
-        """The windows of the stored rows' keys (once per operator: later rows add theirs)."""
-        found: set[tuple[int, int]] = set()
-        head = b"\xff"
-        for kb in self.rows.scan_many([b""], values=False)[0]:
-            if not kb.startswith(head):
-                key = decode_key(kb)
-                found.add(key[:2])
-                head = encode_key(key[:3])
-        return found
 
     def _semi_join(self, lefts: list, rights: list, out: Batch) -> None:
         """The left rows of one window with (semi) / without (anti) a matching right row."""
