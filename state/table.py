@@ -53,6 +53,9 @@ class StateTable:
         # in _unsorted and are merged in by the next scan (Timsort merges the two runs).
         self._sorted: list[bytes] = []
         self._unsorted: list[bytes] = []
+        # counts the commits and discards: a value put before one is no longer buffered
+        # (an operator that changes its buffered values in place puts new ones after it)
+        self.generation = 0
 
     # -- reads ----------------------------------------------------------------
 
@@ -150,10 +153,13 @@ class StateTable:
                 yield pending
             pending = next(buffered, None)
 
-    def scan_many(self, prefixes: list[bytes], values: bool = True) -> list[list]:
+    def scan_many(
+        self, prefixes: list[bytes], values: bool = True, buffered: bool = True
+    ) -> list[list]:
         """For each of ``prefixes`` (in ascending byte order), its (key, value) entries in
-        key order, buffered writes merged in; with ``values=False`` the keys only, nothing
-        decoded. One cursor serves every prefix, moving forward."""
+        key order, buffered writes merged in (``buffered=False``: the committed ones only);
+        with ``values=False`` the keys only, nothing decoded. One cursor serves every
+        prefix, moving forward."""
         cursor = self._backend.read_txn().cursor(db=self._db)
         decode = self._decode
         out: list[list] = []
@@ -170,9 +176,9 @@ class StateTable:
                         if not kb.startswith(prefix):
                             break
                         found.append(kb)
-            buffered = self._buffered_list(prefix) if self._buffer else None
-            if buffered:
-                out.append(_merged(found, buffered, decode, values))
+            pending = self._buffered_list(prefix) if buffered and self._buffer else None
+            if pending:
+                out.append(_merged(found, pending, decode, values))
             elif values:
                 out.append([(kb, decode(data)) for kb, data in found])
             else:
@@ -246,6 +252,7 @@ class StateTable:
         self._clean = {}
         self._sorted = []
         self._unsorted = []
+        self.generation += 1
 
     def committed(self) -> None:
         """The buffered writes are committed: dropped from the buffer, kept decoded if the
@@ -255,6 +262,7 @@ class StateTable:
         self._buffer = {}
         self._sorted = []
         self._unsorted = []
+        self.generation += 1
 
     def _keep_clean(self, values: dict[bytes, object]) -> None:
         """Keeps committed ``values`` (DELETED: absent), up to ``keep``: over it, the kept

@@ -26,9 +26,10 @@ of whole rows (Flink's ``NoUniqueKey`` view).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from itertools import compress, repeat
 from operator import itemgetter
+from types import MappingProxyType
 from typing import Any
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
@@ -43,6 +44,7 @@ from deltaflow.processor.runtime.base import (
     row_shape,
 )
 from deltaflow.processor.runtime.group_agg import fusable_projection
+from deltaflow.state.keys import EMPTY, decode_key, encode_key
 from deltaflow.state.values import TypedValues
 
 _OUTER = {
@@ -52,6 +54,8 @@ _OUTER = {
     "FULL": (True, True),
 }
 
+
+_INSERT_ONLY = frozenset({INSERT})
 
 # Join keys whose decoded entries a side keeps between batches; past it the cache
 # starts over (the state table stays the truth: only this operator writes it).
@@ -65,47 +69,166 @@ class _Side:
     The entry key is the row's unique key (``unique``, see the module docstring) or
     else the row itself; rows with ARRAY/MAP columns are entered under a hashable copy
     (``freeze``). The entries of recently used keys stay decoded in ``cache``, so a key
-    changed in batch after batch is read and rebuilt from state once.
+    changed in batch after batch is read and rebuilt from state once. While the cache
+    holds every key of the side (``complete``: its state was empty or small when the
+    operator started, and it has not started over since), a key not in it has no rows,
+    and nothing is read: a small side probed by every row of a large one costs a lookup.
+
+    A side that only ever gains rows (``log`` set: an insert-only input that is not the
+    outer side and has no unique key) does not read its own rows when rows arrive: it
+    appends them to its log, a table of chunks ``(join key..., seq) -> [row, ...]``
+    holding each key's rows added in one epoch, ``seq`` counting the epochs that
+    appended (kept in the ``next`` table). Its rows are read only to join the other
+    side's changes: the chunks of a key, in order, make its entries (identical rows
+    counted as copies, first addition first, as the other layout keeps them).
     """
 
-    def __init__(self, table, types: list, outer: bool, unique_keys: tuple = ()) -> None:
+    def __init__(
+        self, table, types: list, outer: bool, unique_keys: tuple = (), log=None, next_seq=None
+    ) -> None:
         self.table = table
         self.nulls = (None,) * len(types)
         self.outer = outer
         self.freeze = row_freezer(types)
         self.unique = _unique_getter(types, unique_keys)
         self.loaded: dict[tuple, dict[tuple, list]] = {}
-        self.cache: dict[tuple, dict[tuple, list]] = {}
+        self.cache: dict[tuple, dict[tuple, list]] = _Cache()
+        self.complete: bool | None = None  # decided at the first load (``start``)
         self.live = False  # the table takes the entries dicts themselves (see _table)
         self.cache_limit = CACHED_KEYS  # 0 with state TTL: expiry is decided by the table
         self.dirty: set[tuple] = set()
+        self.log = log
+        self.next_seq = next_seq
+        self.chunks: dict[tuple, list] = {}  # this epoch's chunk of each key appended to
+        self.generation = -1  # the log's generation those chunks are buffered in
+        self.suffix: bytes | None = None  # this epoch's seq, encoded
 
     def entry_key(self, row: tuple) -> object:
         if self.unique is not None:
             return self.unique(row)
         return row if self.freeze is None else self.freeze(row)
 
-    def load(self, encoded: dict[tuple, bytes]) -> None:
-        """Reads the entries of the batch's join keys (``encoded``: key -> its state key)."""
-        cache, loaded = self.cache, self.loaded
+    def start(self) -> None:
+        """Whether the cache can hold every key: the state is empty, or small enough to
+        be read whole now."""
+        self.complete = False
+        if self.cache_limit <= 0:
+            return
+        table = self.table if self.log is None else self.log
+        stored = len(table)
+        if stored > self.cache_limit // 4:
+            return
+        if stored:
+            (items,) = table.scan_many([b""])
+            if self.log is None:
+                self._decoded(dict(items))
+            else:
+                for kb, rows in items:
+                    key = decode_key(kb)[:-1]
+                    _count(self.cache.setdefault(key, {}), rows)
+        self.complete = True
+
+    def load(self, encoded: dict[tuple, Any], mine: bool) -> None:
+        """Makes ``loaded`` hold the entries of the batch's join keys (``encoded``: key ->
+        its state key); ``mine``: the batch is this side's own changes."""
+        if self.complete is None:
+            self.start()
+        cache = self.cache
+        if self.complete:
+            if not mine:  # a key not in the cache has no rows (``_Cache``)
+                self.loaded = cache
+                return
+            new = [key for key in encoded if key not in cache]
+            if len(cache) + len(new) <= self.cache_limit:
+                for key in new:
+                    cache[key] = {}
+                self.loaded = cache
+                return
+            self.complete = False
+            cache.clear()
+        loaded = self.loaded = {}
+        if mine and self.log is not None:  # the rows arriving are appended, not entered
+            for key in encoded:
+                loaded[key] = cache[key] if key in cache else {}
+            return
         missing = [key for key in encoded if key not in cache]
         if len(cache) + len(missing) > self.cache_limit:
             cache.clear()
             missing = list(encoded)
         if missing:
-            entry_key = self.unique or self.freeze
-            stored = self.table.get_many_encoded([encoded[key] for key in missing])
-            for key, raw in zip(missing, stored, strict=True):
-                if raw is None:
-                    cache[key] = {}
-                elif type(raw) is dict:
-                    cache[key] = raw  # this side's live entries, buffered until the commit
-                elif entry_key is None:
-                    cache[key] = {e[0]: list(e) for e in raw}
-                else:
-                    cache[key] = {entry_key(e[0]): list(e) for e in raw}
+            if self.log is None:
+                stored = self.table.get_many_encoded([encoded[key] for key in missing])
+                self._decoded(dict(zip(missing, stored, strict=True)))
+            else:
+                self._read_log(missing, encoded)
         for key in encoded:
             loaded[key] = cache[key]
+
+    def _decoded(self, stored: dict) -> None:
+        """Enters the stored entries of keys (key -> stored value or None) in the cache."""
+        cache = self.cache
+        entry_key = self.unique or self.freeze
+        for key, raw in stored.items():
+            if type(key) is bytes:
+                key = decode_key(key)
+            if raw is None:
+                cache[key] = {}
+            elif type(raw) is dict:
+                cache[key] = raw  # this side's live entries, buffered until the commit
+            elif entry_key is None:
+                cache[key] = {e[0]: list(e) for e in raw}
+            else:
+                cache[key] = {entry_key(e[0]): list(e) for e in raw}
+
+    def _read_log(self, keys: list[tuple], encoded: dict[tuple, bytes]) -> None:
+        """Enters the logged rows of ``keys`` in the cache: their committed chunks, then
+        this epoch's."""
+        order = sorted(keys, key=encoded.__getitem__)
+        prefixes = [b"" if encoded[key] == EMPTY else encoded[key] for key in order]
+        found = self.log.scan_many(prefixes, buffered=False)
+        chunks = self.chunks if self.generation == self.log.generation else {}
+        cache = self.cache
+        for key, stored in zip(order, found, strict=True):
+            entries: dict[tuple, list] = {}
+            for _, rows in stored:
+                _count(entries, rows)
+            if key in chunks:
+                _count(entries, chunks[key])
+            cache[key] = entries
+
+    def open_chunks(self) -> dict[tuple, list]:
+        """This epoch's chunk of each key appended to (a commit since the last append
+        starts new ones, under a new seq)."""
+        if self.generation != self.log.generation:
+            self.generation = self.log.generation
+            self.chunks = {}
+            self.suffix = None
+        return self.chunks
+
+    def new_chunk(self, key: tuple, kb: bytes | None) -> list:
+        """The chunk of ``key`` (state key ``kb``, None: not encoded yet) this epoch."""
+        if self.suffix is None:
+            seq = self.next_seq.get(()) or 0
+            self.next_seq.put((), seq + 1)
+            self.suffix = encode_key((seq,))
+        if kb is None:
+            kb = encode_key(key)
+        chunk: list = []
+        self.chunks[key] = chunk
+        self.log.put_encoded((b"" if kb == EMPTY else kb) + self.suffix, chunk)
+        return chunk
+
+    def append(self, rows: list, keys: list, encoded: dict[tuple, bytes]) -> None:
+        """Adds the batch's rows to the log (a row with a NULL key joins nothing and is
+        not kept)."""
+        chunks = self.open_chunks()
+        for row, key in zip(rows, keys, strict=True):
+            chunk = chunks.get(key)
+            if chunk is None:
+                if None in key:
+                    continue
+                chunk = self.new_chunk(key, encoded[key])
+            chunk.append(row)
 
     def store(self, encoded: dict[tuple, bytes]) -> None:
         for key in self.dirty:
@@ -115,7 +238,27 @@ class _Side:
             else:
                 self.table.delete_encoded(encoded[key])
         self.dirty.clear()
-        self.loaded.clear()
+        self.loaded = {}
+
+
+class _Cache(dict):
+    """A side's cache: a key not in it reads as no rows (when the cache is complete)."""
+
+    def __missing__(self, key: tuple) -> Mapping:
+        return _NO_ROWS
+
+
+_NO_ROWS: Mapping = MappingProxyType({})
+
+
+def _count(entries: dict[tuple, list], rows: list) -> None:
+    """Enters logged ``rows`` as entries ``[row, copies, 0]`` (a repeated row: a copy)."""
+    for row in rows:
+        entry = entries.get(row)
+        if entry is None:
+            entries[row] = [row, 1, 0]
+        else:
+            entry[1] += 1
 
 
 def _unique_getter(types: list, unique_keys: tuple) -> Callable[[tuple], Any] | None:
@@ -158,19 +301,33 @@ class JoinOperator(Operator):
         left_outer, right_outer = _OUTER[node.join_type.upper()]
         prefix = f"{node.node_id}:Join"
         live = ctx.state_ttl_ms <= 0  # with TTL the table stamps each write: list it then
-        left, right = node.inputs[0].types, node.inputs[1].types
-        self.sides = (
-            _Side(
-                _table(backend, f"{prefix}:left", left, live), left, left_outer,
-                node.left_unique_keys,
-            ),
-            _Side(
-                _table(backend, f"{prefix}:right", right, live), right, right_outer,
-                node.right_unique_keys,
-            ),
-        )  # fmt: skip
-        for side, types in zip(self.sides, (left, right), strict=True):
+        inputs = node.inputs
+        outer = (left_outer, right_outer)
+        unique = (node.left_unique_keys, node.right_unique_keys)
+        sides = []
+        for name, child, is_outer, unique_keys in zip(
+            ("left", "right"), inputs, outer, unique, strict=True
+        ):
+            types = child.types
+            table = _table(backend, f"{prefix}:{name}", types, live)
+            side = _Side(table, types, is_outer, unique_keys)
             side.live = live and row_shape(types) is not None
+            if (
+                side.live
+                and child.changelog_mode == _INSERT_ONLY
+                and not is_outer
+                and side.unique is None
+                and side.freeze is None
+                and not len(table)  # a state written with entries per key keeps them
+            ):
+                shape = row_shape(types)
+                side.log = backend.table(
+                    f"{prefix}:{name}:log",
+                    TypedValues(list[shape]),  # type: ignore[valid-type]
+                )
+                side.next_seq = backend.table(f"{prefix}:{name}:next")
+            sides.append(side)
+        self.sides = (sides[0], sides[1])
         self.key_of = (key_getter(node.left_keys), key_getter(node.right_keys))
         if ctx.state_ttl_ms > 0:
             for side in self.sides:
@@ -187,7 +344,7 @@ class JoinOperator(Operator):
         # a Calc above that only selects columns (``fused``): joined rows are built with
         # just those columns (inline in the generated INNER loops, else projected after)
         self.project = None if fused is None else fusable_projection(fused)
-        width = len(left)
+        width = len(inputs[0].types)
         self.inner_unique = tuple(
             _compile_inner_unique(width, self.project, is_left, other.unique is not None)
             for is_left, other in ((False, self.sides[0]), (True, self.sides[1]))
@@ -199,9 +356,14 @@ class JoinOperator(Operator):
         is_left = port == 0
         mine, other = (self.sides[0], self.sides[1]) if is_left else (self.sides[1], self.sides[0])
         keys = list(map(self.key_of[port], batch.rows))
+        if mine.log is not None:
+            if batch.kinds.count(INSERT) != len(batch.kinds):
+                raise AssertionError(f"join {self.node.node_id}: an insert-only input retracted")
+            if not other.outer:
+                return self._logged(batch.rows, keys, mine, other, is_left)
         encoded = self.state_keys.of(keys)  # each key encoded once
-        mine.load(encoded)
-        other.load(encoded)
+        mine.load(encoded, True)
+        other.load(encoded, False)
         out = Batch()
         if self.fused and mine.unique is not None:
             self.inner_unique[is_left](
@@ -219,8 +381,74 @@ class JoinOperator(Operator):
                     self._one(out, kind, row, key, mine, other, is_left)
             if self.project is not None:
                 out.rows = list(map(_projector(self.project), out.rows))
+        if mine.log is not None:
+            mine.dirty.clear()  # its rows are appended, not stored per key
+            mine.append(batch.rows, keys, encoded)
         mine.store(encoded)
         other.store(encoded)
+        return out
+
+    def _logged(self, rows: list, keys: list, mine: _Side, other: _Side, is_left: bool) -> Batch:
+        """A batch of additions to a logged side whose other side is inner: each row meets
+        the other side's rows of its key (the condition holding), is appended to its
+        chunk, and enters the cached entries of its key if they are held. State keys are
+        encoded only to read the other side (unless its cache is complete) and for the
+        epoch's new chunks."""
+        if other.complete is None:
+            other.start()
+        encoded: dict[tuple, Any]
+        if other.complete:
+            encoded = dict.fromkeys(keys)  # encoded when a chunk is opened
+        else:
+            encoded = self.state_keys.of(keys)
+        other.load(encoded, False)
+        if mine.complete is None:
+            mine.start()
+        if mine.complete:
+            mine.load(encoded, True)  # enters the new keys (or starts over)
+        out = Batch()
+        out_kinds, out_rows = out.kinds, out.rows
+        other_loaded, cache, cond = other.loaded, mine.cache, self.condition
+        chunks, new_chunk = mine.open_chunks(), mine.new_chunk
+        for row, key in zip(rows, keys, strict=True):
+            if None in key:
+                continue
+            found = other_loaded[key]
+            if not found:
+                pass
+            elif cond is None:
+                for o, copies, _ in found.values():
+                    joined = row + o if is_left else o + row
+                    if copies == 1:
+                        out_kinds.append(INSERT)
+                        out_rows.append(joined)
+                    else:
+                        out_kinds.extend(repeat(INSERT, copies))
+                        out_rows.extend(repeat(joined, copies))
+            else:
+                entries = found.values()
+                if is_left:
+                    pairs = [row + e[0] for e in entries]
+                else:
+                    pairs = [e[0] + row for e in entries]
+                for one, e in compress(zip(pairs, entries, strict=True), map(cond, pairs)):
+                    out_kinds.extend(repeat(INSERT, e[1]))
+                    out_rows.extend(repeat(one, e[1]))
+            held = cache.get(key)
+            if held is not None:
+                entry = held.get(row)
+                if entry is None:
+                    held[row] = [row, 1, 0]
+                else:
+                    entry[1] += 1
+            chunk = chunks.get(key)
+            if chunk is None:
+                chunk = new_chunk(key, encoded[key])
+            chunk.append(row)
+        if self.project is not None:
+            out.rows = list(map(_projector(self.project), out.rows))
+        mine.loaded = {}
+        other.loaded = {}
         return out
 
     def _matches(self, row: tuple, key: tuple, other: _Side, is_left: bool) -> list:
