@@ -417,14 +417,7 @@ class JoinOperator(Operator):
             if not found:
                 pass
             elif cond is None:
-                for o, copies, _ in found.values():
-                    joined = row + o if is_left else o + row
-                    if copies == 1:
-                        out_kinds.append(INSERT)
-                        out_rows.append(joined)
-                    else:
-                        out_kinds.extend(repeat(INSERT, copies))
-                        out_rows.extend(repeat(joined, copies))
+                _emit(out_kinds, out_rows, INSERT, row, found, is_left)
             else:
                 entries = found.values()
                 if is_left:
@@ -572,14 +565,21 @@ def _inner(out: Batch, kinds, rows, keys, mine: _Side, other: _Side, is_left: bo
                 del entries[rk]
             else:
                 entry[1] -= 1
-        for other_row, copies, _ in matches.values():
-            joined = row + other_row if is_left else other_row + row
-            if copies == 1:
-                out_kinds.append(kind)
-                out_rows.append(joined)
-            else:
-                out_kinds.extend([kind] * copies)
-                out_rows.extend([joined] * copies)
+        if matches:
+            _emit(out_kinds, out_rows, kind, row, matches, is_left)
+
+
+def _emit(out_kinds, out_rows, kind: int, row: tuple, matches: dict, is_left: bool) -> None:
+    """``row`` joined with each of the other side's ``matches`` (entries
+    ``[row, copies, matches]``), with ``kind``, once per copy."""
+    for other_row, copies, _ in matches.values():
+        joined = row + other_row if is_left else other_row + row
+        if copies == 1:
+            out_kinds.append(kind)
+            out_rows.append(joined)
+        else:
+            out_kinds.extend(repeat(kind, copies))
+            out_rows.extend(repeat(joined, copies))
 
 
 def _inner_condition(
