@@ -147,8 +147,8 @@ class WindowAggOperator(Operator):
         self.key_of = key_getter(node.group_keys)
         self.aggs = Aggregates(node.aggs, input_types)
         name = f"{node.node_id}:WindowAggregate:acc"
-        # accumulators that need dump/load stay live until their window fires (LiveAccs)
-        self.live = not self.aggs.plain and ctx.state_ttl_ms <= 0
+        # accumulators stay live until their window fires (LiveAccs): folded in place
+        self.live = ctx.state_ttl_ms <= 0
         if self.live:
             self.state = backend.table(name, LiveAccs(self.aggs), keep=KEEP_WINDOWS)
         else:

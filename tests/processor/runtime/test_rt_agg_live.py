@@ -12,6 +12,7 @@ import datetime as dt
 import random
 from collections import Counter
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rt_helpers import ALL, INSERT_ONLY, fields, scan, types
@@ -146,12 +147,16 @@ def test_min_max_kept_result_is_the_scan_of_the_values(steps):
         assert fn.value(again) == (pick(held) if held else None)
 
 
-def test_window_max_and_distinct_count_through_a_commit_and_a_reopen(tmp_path):
-    """TUMBLE windows of 10 s with MAX and COUNT(DISTINCT): the fired rows are the ones the
-    definitions give for each window's rows, with the live accumulators committed, the
-    state reopened and the windows fired by the reopened operator."""
+@pytest.mark.parametrize("plain", [False, True])
+def test_window_aggregates_through_a_commit_and_a_reopen(tmp_path, plain):
+    """TUMBLE windows of 10 s with MAX and COUNT(DISTINCT), or (``plain``) COUNT(*) and SUM:
+    the fired rows are the ones the definitions give for each window's rows, with the live
+    accumulators (folded in place, plain ones too) committed, the state reopened and the
+    windows fired by the reopened operator."""
     t = types("INT", "BIGINT", "TIMESTAMP(3)")
     aggs = (AggCall("MAX", (1,), BIGINT, "hi"), AggCall("COUNT", (1,), BIGINT, "d", distinct=True))
+    if plain:
+        aggs = (AggCall("COUNT", (), BIGINT, "n"), AggCall("SUM", (1,), BIGINT, "s"))
     out = types("INT", "BIGINT", "BIGINT", "TIMESTAMP(3)", "TIMESTAMP(3)", "TIMESTAMP(3)")
     node = WindowAggregate(
         node_id=2, inputs=(scan(1, t),), fields=fields(out), changelog_mode=INSERT_ONLY,
@@ -165,6 +170,7 @@ def test_window_max_and_distinct_count_through_a_commit_and_a_reopen(tmp_path):
     ]
     backend = StateBackend(tmp_path / "w")
     op = WindowAggOperator(node, backend, RuntimeContext())
+    assert op.live
     fired: list[tuple] = []
     base = epoch_ms(start)
     for i in range(0, 160, 20):
@@ -186,7 +192,7 @@ def test_window_max_and_distinct_count_through_a_commit_and_a_reopen(tmp_path):
                 if r[0] == k and w * 10_000 <= epoch_ms(r[2]) - base < (w + 1) * 10_000
             ]
             if xs:
-                expected.add((k, w, max(xs), len(set(xs))))
+                expected.add((k, w, len(xs), sum(xs)) if plain else (k, w, max(xs), len(set(xs))))
     got = {(r[0], (epoch_ms(r[3]) - base) // 10_000, r[1], r[2]) for r in fired}
     assert len(fired) == len(got) == len(expected)
     assert got == expected
