@@ -9,8 +9,10 @@ same events in the same order). Then, in one run:
    its final tables are compared with DuckDB's answer on the final snapshot;
 2. per query, interleaved: deltaflow in its own process (``bench.tpch_child``: Kafka topics
    in, a kafka sink out, events/s from the job's run; its sink folded and compared with
-   DuckDB), then the same query in one long-lived Flink JVM at parallelism 1 (a warm-up
-   job over the first 2,000 lines of each file, then the timed job into a blackhole sink).
+   DuckDB; with ``--blackhole`` the timed figures come from a second run of the job into a
+   blackhole sink, as Flink's), then the same query in one long-lived Flink JVM at
+   parallelism 1 (a warm-up job over the first 2,000 lines of each file, then the timed job
+   into a blackhole sink).
 
 Peak RSS: deltaflow's process tree; Flink's JVM (with the Python driver) during the timed
 job. CPU seconds: each engine's process in its timed span. State is the LMDB MB
@@ -73,6 +75,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="run deltaflow's jobs only (with --profile: profiles without Flink's runs)",
     )
     p.add_argument(
+        "--blackhole",
+        action="store_true",
+        help="time deltaflow into a blackhole sink, as Flink's timed job is (a second run of "
+        "each query; the answer is still checked from the kafka sink's run)",
+    )
+    p.add_argument(
         "--base",
         default="",
         help="a commit whose deltaflow runs each query too, just before this code (A/B)",
@@ -102,12 +110,33 @@ def run_ours(ctx: dict, q: int, env: dict | None = None) -> dict:
     sink = f"tpch-bench-q{q}-{uuid.uuid4().hex[:6]}"
     ensure_topics(ctx["bootstrap"], [sink])
     tag = "-base" if env is not None else ""  # --base: its own job file and state
-    job = ctx["work"] / f"q{q}{tag}.sql"
-    job.write_text(tpch_run.job_sql(q, ctx["sources"], ctx["bootstrap"], sink), encoding="utf-8")
-    state = ctx["work"] / f"state-q{q}{tag}"
+    sql = tpch_run.job_sql(q, ctx["sources"], ctx["bootstrap"], sink)
+    out = _child(ctx, f"q{q}{tag}", sql, env)
+    if "error" in out:
+        return out
+    out["match"] = judge(ctx["data"], q, tpch_run.fold(ctx["bootstrap"], sink))
+    out["shape"] = our_shape(out.pop("plan"))
+    if ctx["args"].blackhole:  # the timed run: the same job into a blackhole sink
+        head, _, rest = sql.partition("CREATE TABLE result (")
+        columns, _, tail = rest.partition(") WITH (")
+        sql = f"{head}CREATE TABLE result ({columns}) WITH ('connector' = 'blackhole');\n"
+        sql += tail.partition(";\n")[2]
+        timed = _child(ctx, f"q{q}{tag}-blackhole", sql, env)
+        if "error" in timed:
+            return timed
+        timed.pop("plan")
+        out.update(timed, sink="blackhole")
+    return out
+
+
+def _child(ctx: dict, name: str, sql: str, env: dict | None) -> dict:
+    """One run of ``bench.tpch_child`` over the job ``sql`` (file and state named ``name``)."""
+    job = ctx["work"] / f"{name}.sql"
+    job.write_text(sql, encoding="utf-8")
+    state = ctx["work"] / f"state-{name}"
     cmd = [sys.executable, "-m", "bench.tpch_child", str(job), str(state), ctx["bootstrap"]]
     if ctx["args"].profile:
-        cmd.append(str(ctx["work"] / f"q{q}{tag}.prof"))
+        cmd.append(str(ctx["work"] / f"{name}.prof"))
     got = measure.run(cmd, str(ROOT), ctx["args"].timeout, env)
     lines = [ln for ln in got.stdout.splitlines() if ln.startswith("{")]
     if got.returncode != 0 or not lines:
@@ -116,8 +145,6 @@ def run_ours(ctx: dict, q: int, env: dict | None = None) -> dict:
     out = json.loads(lines[-1])
     out.update(rss_mb=got.peak_rss_mb, wall_s=got.wall_s, process_cpu_s=got.cpu_s,
                load=measure.load())  # fmt: skip
-    out["match"] = judge(ctx["data"], q, tpch_run.fold(ctx["bootstrap"], sink))
-    out["shape"] = our_shape(out.pop("plan"))
     return out
 
 
