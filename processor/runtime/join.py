@@ -44,6 +44,7 @@ from deltaflow.processor.runtime.base import (
     row_shape,
 )
 from deltaflow.processor.runtime.group_agg import fusable_projection
+from deltaflow.processor.runtime.join_cross import cross_comparisons, hits, prepare
 from deltaflow.state.keys import EMPTY, decode_key, encode_key
 from deltaflow.state.values import TypedValues
 
@@ -341,6 +342,8 @@ class JoinOperator(Operator):
         # INNER with a condition (an ON TRUE join of a scalar subquery's one row, a
         # non-equi predicate): one loop per batch too (``_inner_condition``)
         self.inner_condition = self.condition is not None and not (left_outer or right_outer)
+        # a condition of comparisons across the sides: evaluated in C (``join_cross``)
+        self.cross = cross_comparisons(node.condition, len(inputs[0].types))
         # a Calc above that only selects columns (``fused``): joined rows are built with
         # just those columns (inline in the generated INNER loops, else projected after)
         self.project = None if fused is None else fusable_projection(fused)
@@ -374,7 +377,13 @@ class JoinOperator(Operator):
                 _inner(out, batch.kinds, batch.rows, keys, mine, other, is_left)
             elif self.inner_condition:
                 _inner_condition(
-                    out, batch.kinds, batch.rows, keys, mine, other, is_left, self.condition
+                    out,
+                    batch.kinds,
+                    batch.rows,
+                    keys,
+                    (mine, other, is_left),
+                    self.condition,
+                    self.cross,
                 )
             else:
                 for kind, row, key in zip(batch.kinds, batch.rows, keys, strict=True):
@@ -582,39 +591,37 @@ def _emit(out_kinds, out_rows, kind: int, row: tuple, matches: dict, is_left: bo
             out_rows.extend(repeat(joined, copies))
 
 
-def _inner_condition(
-    out: Batch, kinds, rows, keys, mine: _Side, other: _Side, is_left: bool, cond
-) -> None:
+def _inner_condition(out: Batch, kinds, rows, keys, sides: tuple, cond, cross) -> None:
     """``_one`` for every change of a batch, for an INNER join with a condition: each
     change's joined rows are built once over the other side's rows of its key (one
     comprehension), the condition keeps the pairs it holds for (one pass, in C), and
     those are emitted with the change's kind, once per copy of the other row. A change
     of a one-row side (the scalar subquery of TPC-H Q11, Q22) re-joins every row of the
-    other side this way, in the order they were added, as ``_one`` does."""
+    other side this way, in the order they were added, as ``_one`` does. A condition of
+    comparisons across the sides (``cross``) is evaluated by ``join_cross`` over the other
+    side's values of a key, listed once per batch (that side does not change in it)."""
+    mine, other, is_left = sides
     out_kinds, out_rows = out.kinds, out.rows
     mine_loaded, other_loaded = mine.loaded, other.loaded
     entry_key, replaces = mine.entry_key, mine.unique is not None
     once = other.unique is not None  # each row of the other side is there once
+    prepared: dict[tuple, Any] = {}
     mine.dirty.update(keys)
     for kind, row, key in zip(kinds, rows, keys, strict=True):
         matched = 0
         if None not in key and (found := other_loaded[key]):
-            entries = found.values()
-            if is_left:
-                joined = [row + e[0] for e in entries]
-            else:
-                joined = [e[0] + row for e in entries]
-            if once:
-                hits = list(compress(joined, map(cond, joined)))
-                matched = len(hits)
+            ready = None
+            if cross is not None:
+                ready = prepared.get(key, prepared)
+                if ready is prepared:
+                    ready = prepared[key] = prepare(list(found.values()), cross, is_left)
+            fast = None if ready is None else hits(ready, row, is_left)
+            if fast is not None:
+                matched = len(fast)
                 out_kinds.extend(repeat(kind, matched))
-                out_rows.extend(hits)
+                out_rows.extend(fast)
             else:
-                for one, e in compress(zip(joined, entries, strict=True), map(cond, joined)):
-                    copies = e[1]
-                    matched += copies
-                    out_kinds.extend(repeat(kind, copies))
-                    out_rows.extend(repeat(one, copies))
+                matched = _conditioned(out_kinds, out_rows, kind, row, found, is_left, once, cond)
         entries_of_key: dict[Any, list] = mine_loaded[key]
         rk = entry_key(row)
         entry = entries_of_key.get(rk)
@@ -631,6 +638,28 @@ def _inner_condition(
                 del entries_of_key[rk]
             else:
                 entry[1] -= 1
+
+
+def _conditioned(out_kinds, out_rows, kind: int, row: tuple, found, is_left, once, cond) -> int:
+    """Emits ``row``'s joined rows with the other side's rows ``found`` of its key that
+    the condition holds for, once per copy; returns how many."""
+    entries = found.values()
+    if is_left:
+        joined = [row + e[0] for e in entries]
+    else:
+        joined = [e[0] + row for e in entries]
+    if once:
+        kept = list(compress(joined, map(cond, joined)))
+        out_kinds.extend(repeat(kind, len(kept)))
+        out_rows.extend(kept)
+        return len(kept)
+    matched = 0
+    for one, e in compress(zip(joined, entries, strict=True), map(cond, joined)):
+        copies = e[1]
+        matched += copies
+        out_kinds.extend(repeat(kind, copies))
+        out_rows.extend(repeat(one, copies))
+    return matched
 
 
 def _compile_inner_unique(  # noqa: ANN202
