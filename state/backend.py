@@ -84,14 +84,14 @@ class StateBackend:
             self._tables[name] = table
         return table
 
-    def packed_index(self, name: str, width: int = 0) -> PackedIndex:
+    def packed_index(self, name: str, fixed: bool = False) -> PackedIndex:
         """The named secondary index (``deltaflow.state.packed_index``), created on first
-        use; ``width``: a new one packs primary keys of that many bytes (0: of any
-        length; an existing one keeps the layout it was written with)."""
+        use; ``fixed``: a new one packs primary keys of 9 bytes (an existing one keeps
+        the layout it was written with)."""
         index = self._indexes.get(name)
         if index is None:
             _check_name(name)
-            index = PackedIndex(self, name, width)
+            index = PackedIndex(self, name, fixed)
             self._indexes[name] = index
         return index
 

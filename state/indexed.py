@@ -300,10 +300,10 @@ class IndexedTable:
         if list(columns) == self.key_columns[: len(columns)]:
             self._indexes[name] = Index(columns, None, encode)
             return
-        width = row_keys.fixed_width(self.key_columns, self._types)
-        table = self._backend.packed_index(f"{self.name}{INDEX_SEPARATOR}{name}", width)
+        fixed = row_keys.fixed_keys(self.key_columns, self._types)
+        table = self._backend.packed_index(f"{self.name}{INDEX_SEPARATOR}{name}", fixed)
         index = Index(columns, table, encode)
-        index.dups_of, index.key_of = row_keys.dup_codec(table.width, self._encode_pk)
+        index.dups_of, index.key_of = row_keys.dup_codec(table.fixed, self._encode_pk)
         self.flush()
         rows = self._backend.read_txn().stat(self._rows.db)["entries"]
         committed_match = table.committed_len() == rows

@@ -1,18 +1,16 @@
 """``PackedIndex``: a secondary index as one ordinary LMDB entry per index key.
 
 The value of an index key is the sorted primary keys of its rows packed together: a
-fixed-width index (made for a primary key of integer columns) concatenates their
-encodings of 9 bytes a column; any other index stores each as a 2-byte big-endian length
-and the key's bytes (a primary key is an LMDB key of the row table, so it is at most 511
-bytes). The index key is stored once and its rows cost only their primary keys, without
-the per-duplicate node and sub-page overhead of an LMDB ``DUPSORT`` table.
+fixed index (made for a one-column integer primary key) concatenates their 9-byte
+encodings; any other index stores each as a 2-byte big-endian length and the key's
+bytes (a primary key is an LMDB key of the row table, so it is at most 511 bytes).
+The index key is stored once and its rows cost only their primary keys, without the
+per-duplicate node and sub-page overhead of an LMDB ``DUPSORT`` table.
 
 The entry ``EMPTY`` (no index key encodes to it, and it sorts first) holds a header,
 packed as the one element of a value: whether the index is fixed, and how many
-(index key, primary key) pairs it holds, padded with zero bytes to the width of a
-fixed-width index's keys. Its raw value is 11 bytes (length prefix first) in an index of
-lengths, and the width of the keys (9 bytes a column) in a fixed-width one: that tells an
-opened index its layout.
+(index key, primary key) pairs it holds. Its raw value is 9 bytes in a fixed index
+and 11 (length prefix first) in another, which tells an opened index its layout.
 
 It is built on a ``StateTable`` whose buffered values are the sorted lists of primary
 keys themselves, changed in place by each batch and packed once, at the commit (one
@@ -37,33 +35,26 @@ if TYPE_CHECKING:
     from deltaflow.state.store import TableStore
 
 Pair = tuple[bytes, bytes]
-FIXED_BYTES = 9  # an integer primary key column: NULL flag + 8 bytes
+FIXED_BYTES = 9  # a one-column integer primary key: NULL flag + 8 bytes
 KEEP_KEYS = 100_000  # index keys whose lists stay decoded after a commit (StateTable keep)
 _HEADER = struct.Struct(">?Q")  # fixed, pair count
 _first = itemgetter(0)
 _LENGTH = struct.Struct(">H")
-_LENGTHS_HEADER = _LENGTH.size + _HEADER.size  # the raw header of an index of lengths
-
-
-def _unpack_fixed(width: int):  # noqa: ANN202
-    """Splits a fixed-width index's value into its keys (in C: faster than slicing)."""
-    return re.compile(b".{%d}" % width, re.DOTALL).findall
+# splits a fixed index's value into its 9-byte keys (in C: faster than slicing in a loop)
+_unpack_fixed = re.compile(b".{%d}" % FIXED_BYTES, re.DOTALL).findall
 
 
 class PackedIndex:
     """(index key, primary key) pairs packed per index key; see the module docstring."""
 
-    def __init__(self, backend: TableStore, name: str, width: int) -> None:
+    def __init__(self, backend: TableStore, name: str, fixed: bool) -> None:
         self.name = name
         self._backend = backend
         db = backend.db(name.encode(), create=True)  # before the read: opening ends it
         header = backend.read_txn().get(EMPTY, db=db)
-        # an existing index keeps the layout it was written with; 0: lengths
-        if header is None:
-            self.width = width
-        else:
-            self.width = 0 if len(header) == _LENGTHS_HEADER else len(header)
-        self._codec = _Codec(self.width)
+        # an existing index keeps the layout it was written with
+        self.fixed = fixed if header is None else len(header) == _HEADER.size
+        self._codec = _Codec(self.fixed)
         # the lists of the index keys touched lately stay decoded across commits
         self._table = backend.table(name, self._codec, KEEP_KEYS)  # type: ignore[arg-type]
 
@@ -123,17 +114,16 @@ class PackedIndex:
         puts: list[tuple[bytes, object]] = [
             (key, dups if dups else DELETED) for key, dups in lists.items()
         ]
-        header = _HEADER.pack(self.width > 0, count).ljust(self.width, b"\0")
-        puts.append((EMPTY, [header]))
+        puts.append((EMPTY, [_HEADER.pack(self.fixed, count)]))
         self._table.put_many_encoded(puts)
 
 
 class _Codec:
     """A ``StateTable`` value codec: a sorted list of primary keys <-> their packed bytes."""
 
-    def __init__(self, width: int) -> None:
-        self.encode = b"".join if width else _pack_lengths
-        self.decode = _unpack_fixed(width) if width else _unpack_lengths
+    def __init__(self, fixed: bool) -> None:
+        self.encode = b"".join if fixed else _pack_lengths
+        self.decode = _unpack_fixed if fixed else _unpack_lengths
 
     def encode_many(self, values: list[list[bytes]]) -> list[bytes]:
         return list(map(self.encode, values))
@@ -156,4 +146,4 @@ def _unpack_lengths(value: bytes) -> list[bytes]:
 
 
 def _count(header: list[bytes] | None) -> int:
-    return 0 if header is None else _HEADER.unpack_from(header[0])[1]
+    return 0 if header is None else _HEADER.unpack(header[0])[1]

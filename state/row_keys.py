@@ -26,7 +26,6 @@ from deltaflow.state.values import decode_value, encode_value
 _BIAS = 1 << 63
 _NULL_DUP = bytes(9)
 _FIXED = struct.Struct(">BQ")  # NULL flag (1: not NULL), value + 2**63
-_MAX_FIXED_COLUMNS = 8  # a wider integer key is stored in its encode_key bytes
 
 
 def row_key(columns: list[int]) -> Callable[[tuple], object]:
@@ -72,39 +71,23 @@ def stored_columns(key_columns: list[int], width: int) -> list[int]:
 
 
 def fixed_keys(key_columns: list[int], types: Sequence[DataType] | None) -> bool:
-    """Whether the key is one integer column (rows kept by slot, keys past the last
-    stored one known absent)."""
+    """Whether a new index stores primary keys in 9 bytes (a one-column integer key)."""
     return (
         types is not None and len(key_columns) == 1 and types[key_columns[0]].root in INTEGER_ROOTS
     )
 
 
-def fixed_width(key_columns: list[int], types: Sequence[DataType] | None) -> int:
-    """The bytes a new index stores a primary key in when its columns are all integers
-    (9 a column, ``dup_codec``), else 0 (its ``encode_key`` bytes, of any length)."""
-    if types is None or not key_columns or len(key_columns) > _MAX_FIXED_COLUMNS:
-        return 0
-    if all(types[c].root in INTEGER_ROOTS for c in key_columns):
-        return _FIXED.size * len(key_columns)
-    return 0
-
-
-def dup_codec(width: int, encode: Callable[[object], bytes]) -> tuple:
+def dup_codec(fixed: bool, encode: Callable[[object], bytes]) -> tuple:
     """How an index stores a row's primary key: (the bytes of a list of row keys, the row
     key of such bytes or None when they are the row key's ``encode`` bytes).
 
-    In an index of ``width`` bytes (made for a key of integer columns) each column takes
-    9 bytes: a NULL flag, then the value plus 2**63 big-endian (the order of the key's
-    encoding: NULL first, then by value, column by column); the index packs such keys
-    with no length prefix. A value outside BIGINT's range raises OverflowError."""
-    if not width:
+    In a ``fixed`` index (made for a one-column integer key) it takes 9 bytes: a NULL
+    flag, then the value plus 2**63 big-endian (the order of the key's encoding); the
+    index packs such keys with no length prefix. A value outside BIGINT's range raises
+    OverflowError."""
+    if not fixed:
         return lambda keys: list(map(encode, keys)), None
-    if width == _FIXED.size:
-        return _one_column_codec()
-    return _columns_codec(width // _FIXED.size)
 
-
-def _one_column_codec() -> tuple:
     def dups_of(keys: list) -> list[bytes]:
         try:
             if not any(map(is_, keys, repeat(None))):
@@ -117,41 +100,6 @@ def _one_column_codec() -> tuple:
         return int.from_bytes(dup[1:], "big") - _BIAS if dup[0] else None
 
     return dups_of, key_of
-
-
-def _one_dup(key: tuple) -> bytes:
-    return b"".join([_NULL_DUP if v is None else _FIXED.pack(1, v + _BIAS) for v in key])
-
-
-def _columns_codec(n: int) -> tuple:
-    """``dups_of`` and ``key_of`` for row keys of ``n`` integer columns (tuples): one
-    generated comprehension packs a batch's keys (a key with a NULL: column by column)."""
-    names = ", ".join(f"k{i}" for i in range(n))
-    packed = ", ".join(f"1, k{i} + _BIAS" for i in range(n))
-    parts = ", ".join(
-        f"_from(dup[{9 * i + 1}:{9 * i + 9}], 'big') - _BIAS if dup[{9 * i}] else None"
-        for i in range(n)
-    )
-    source = f"""def dups_of(keys):
-    try:
-        try:
-            return [_pack({packed}) for {names} in keys]
-        except TypeError:  # a NULL column
-            return list(map(_one_dup, keys))
-    except struct.error:
-        raise OverflowError("a primary key outside BIGINT's range") from None
-
-def key_of(dup):
-    return ({parts},)
-"""
-    scope = {
-        "_pack": struct.Struct(">" + "BQ" * n).pack,
-        "_BIAS": _BIAS,
-        "_one_dup": _one_dup,
-        "_from": int.from_bytes,
-        "struct": struct,
-    }
-    return define(source, "dups_of", scope, f"index keys of {n} columns"), scope["key_of"]
 
 
 def compile_moves(columns: list[int]) -> Callable[[dict, dict], tuple[list, list]]:

@@ -6,15 +6,11 @@ from __future__ import annotations
 import lmdb
 import orjson
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from deltaflow.formats.errors import StateError
 from deltaflow.formats.types import parse_type
-from deltaflow.state import row_keys
 from deltaflow.state.backend import StateBackend
-from deltaflow.state.keys import encode_key
 from deltaflow.state.lmdb_env import FORMAT_KEY, META_DB
 from deltaflow.state.values import decode_value
 
@@ -60,7 +56,7 @@ def test_integer_key_index_is_fixed_size_and_keeps_order(tmp_path) -> None:
     rows = [(7, 5, 1, "a"), (-3, 5, 1, "b"), (2**40, 5, 1, "c"), (0, 6, 2, "d"), (9, 5, 1, "e")]
     with StateBackend(tmp_path / "s") as b:
         table = b.indexed("lines", [0], {"by_item": [1, 2]}, LINE_TYPES)
-        assert b.packed_index("lines#by_item").width == 9
+        assert b.packed_index("lines#by_item").fixed
         table.apply([INSERT] * len(rows), rows)
         b.commit()
         table.apply([UPDATE_BEFORE, UPDATE_AFTER, DELETE], [rows[0], (7, 6, 2, "a2"), rows[4]])
@@ -76,7 +72,7 @@ def test_integer_key_index_is_fixed_size_and_keeps_order(tmp_path) -> None:
 def test_string_key_index_stores_the_encoded_key(backend) -> None:
     types = [parse_type(t) for t in ("STRING", "INT")]
     table = backend.indexed("users", [0], {"by_group": [1]}, types)
-    assert backend.packed_index("users#by_group").width == 0
+    assert not backend.packed_index("users#by_group").fixed
     table.apply([INSERT] * 3, [("bo", 1), ("al", 1), ("cy", 2)])
     backend.commit()
     assert table.lookup("by_group", [(1,), (2,), (3,)]) == [[("al", 1), ("bo", 1)], [("cy", 2)], []]
@@ -200,77 +196,3 @@ def test_roll_back_of_a_mirror_restores_rows_and_index(tmp_path) -> None:
         assert table.lookup("by_item", [(5, 1), (6, 2)]) == [[rows[0], rows[1]], [rows[2]]]
         assert table.items() == [((1,), rows[0]), ((2,), rows[1]), ((3,), rows[2])]
         assert len(b.packed_index("lines#by_item")) == 3
-
-
-PAIR_TYPES = [parse_type(t) for t in ("BIGINT", "INT", "INT", "STRING")]
-
-
-def test_integer_columns_key_index_is_fixed_width_and_keeps_order(tmp_path) -> None:
-    """A key of two integer columns (TPC-H lineitem's) is stored in 18 bytes; lookups
-    give rows in primary key order (negative values and columns beyond 32 bits too),
-    after commits, a restart and for an untyped reader."""
-    rows = [(7, 2, 5, "a"), (7, -1, 5, "b"), (-3, 9, 5, "c"), (2**40, 0, 6, "d"), (7, 1, 5, "e")]
-    with StateBackend(tmp_path / "s") as b:
-        table = b.indexed("lines", [0, 1], {"by_part": [2]}, PAIR_TYPES)
-        assert b.packed_index("lines#by_part").width == 18
-        table.apply([INSERT] * len(rows), rows)
-        expected = [sorted([r for r in rows if r[2] == 5]), [rows[3]], []]
-        assert table.lookup("by_part", [(5,), (6,), (7,)]) == expected
-        b.commit()
-        assert table.lookup("by_part", [(5,), (6,), (7,)]) == expected
-        table.apply([UPDATE_BEFORE, UPDATE_AFTER, DELETE], [rows[0], (7, 2, 6, "a2"), rows[2]])
-        expected = [[rows[1], rows[4]], [(7, 2, 6, "a2"), rows[3]]]
-        assert table.lookup("by_part", [(5,), (6,)]) == expected
-        b.commit()
-        sizes = {name: size for name, _, size in b.stats()}
-        assert sizes["lines#by_part"] > 0
-    with StateBackend(tmp_path / "s") as b:  # an untyped reader follows the layout
-        table = b.indexed("lines", [0, 1], {"by_part": [2]})
-        assert b.packed_index("lines#by_part").width == 18
-        assert table.lookup("by_part", [(5,), (6,)]) == expected
-        table.apply([INSERT], [(1, 1, 6, "f")])
-        assert table.lookup("by_part", [(6,)]) == [[(1, 1, 6, "f"), *expected[1]]]
-        assert len(b.packed_index("lines#by_part")) == 5
-
-
-def test_an_index_of_lengths_keeps_its_layout(tmp_path) -> None:
-    """An index written with each key's encoded bytes (by an untyped writer, or by a
-    version before fixed-width keys of several columns) stays so for a typed reader."""
-    rows = [(1, 2, 5, "a"), (1, 1, 5, "b"), (2, 1, 6, "c")]
-    with StateBackend(tmp_path / "s") as b:
-        table = b.indexed("lines", [0, 1], {"by_part": [2]})
-        assert b.packed_index("lines#by_part").width == 0
-        table.apply([INSERT] * 3, rows)
-        b.commit()
-    with StateBackend(tmp_path / "s") as b:
-        table = b.indexed("lines", [0, 1], {"by_part": [2]}, PAIR_TYPES)
-        assert b.packed_index("lines#by_part").width == 0
-        assert table.lookup("by_part", [(5,), (6,)]) == [[rows[1], rows[0]], [rows[2]]]
-        table.apply([DELETE, INSERT], [rows[1], (0, 9, 6, "d")])
-        b.commit()
-        assert table.lookup("by_part", [(5,), (6,)]) == [[rows[0]], [(0, 9, 6, "d"), rows[2]]]
-        assert len(b.packed_index("lines#by_part")) == 3
-
-
-def test_fixed_width_refuses_a_key_column_beyond_bigint(backend) -> None:
-    table = backend.indexed("lines", [0, 1], {"by_part": [2]}, PAIR_TYPES)
-    with pytest.raises(StateError, match="outside BIGINT's range"):
-        table.apply([INSERT], [(1, -(2**63) - 1, 5, "a")])
-    with pytest.raises(StateError, match="outside BIGINT's range"):
-        table.apply([INSERT], [(2**63, None, 5, "a")])
-
-
-int_st = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.integers(-300, 300))
-
-
-@settings(max_examples=200, deadline=None)
-@given(keys=st.lists(st.tuples(int_st, int_st, int_st), min_size=1, max_size=20, unique=True))
-def test_fixed_width_keys_sort_as_their_encoded_keys_and_decode_back(keys) -> None:
-    """Three integer columns in 27 bytes: the bytes order keys as ``encode_key`` does
-    (NULL first, then by value, column by column) and ``key_of`` gives the key back."""
-    dups_of, key_of = row_keys.dup_codec(27, encode_key)
-    dups = dups_of(keys)
-    assert all(len(d) == 27 for d in dups)
-    assert [key_of(d) for d in dups] == keys
-    by_bytes = [k for _, k in sorted(zip(dups, keys, strict=True))]
-    assert by_bytes == sorted(keys, key=encode_key)
