@@ -17,6 +17,12 @@ The non-equi ``condition`` filters the pairs; a key column matches NULL to NULL 
 right row can ever match it, and its retraction is decided the same way). State is read
 once per distinct key of the batch and written once per touched key, as
 ``[(row, copies, associations), ...]`` (typed when the row's columns allow it).
+
+The entries of recently used keys stay decoded between batches (``CACHED_KEYS``, then the
+cache starts over: the state table stays the truth, only this operator writes it), and
+without state TTL the table takes a touched key's entries dict itself, listed once at the
+commit, so a key changed in batch after batch (TPC-H Q22's customers, re-joined with
+each change of the average) is neither decoded nor listed per batch.
 """
 
 from __future__ import annotations
@@ -37,12 +43,23 @@ from deltaflow.processor.runtime.base import (
 )
 from deltaflow.state.values import TypedValues
 
+# Join keys whose decoded entries a side keeps between batches; past it the cache starts over
+CACHED_KEYS = 200_000
 
-def _table(backend, name: str, types: list):  # noqa: ANN001, ANN202
+
+def _table(backend, name: str, types: list, live: bool):  # noqa: ANN001, ANN202
+    """A side's state table; ``live``: it takes the entries dicts themselves and lists
+    them at the commit (``_listed``)."""
     shape = row_shape(types)
     if shape is None:
         return backend.table(name)
-    return backend.table(name, TypedValues(list[tuple[shape, int, int]]))  # type: ignore[valid-type]
+    snapshot = _listed if live else None
+    return backend.table(name, TypedValues(list[tuple[shape, int, int]], snapshot))  # type: ignore[valid-type]
+
+
+def _listed(entries: dict[object, list]) -> list[tuple]:
+    """The entries of a key as stored: ``[(row, copies, associations), ...]``."""
+    return [(r, n, m) for n, m, r in entries.values()]
 
 
 def _batch_keys(columns: tuple[int, ...]) -> Callable[[list[tuple]], list[tuple]]:
@@ -57,38 +74,51 @@ def _batch_keys(columns: tuple[int, ...]) -> Callable[[list[tuple]], list[tuple]
 
 class _Side:
     """One input's rows by join key: key -> {entry: [copies, associations, row]}, the
-    entry being the row (made hashable when it holds ARRAY/MAP values)."""
+    entry being the row (made hashable when it holds ARRAY/MAP values). ``cache`` keeps
+    the entries of recently used keys decoded; ``loaded`` holds the batch's keys."""
 
-    def __init__(self, table, types: list) -> None:  # noqa: ANN001
+    def __init__(self, table, types: list, live: bool) -> None:  # noqa: ANN001
         self.table = table
         self.freeze = row_freezer(types)
+        self.live = live and row_shape(types) is not None
+        self.cache_limit = CACHED_KEYS if live else 0  # with TTL the table decides expiry
+        self.cache: dict[tuple, dict[object, list]] = {}
         self.loaded: dict[tuple, dict[object, list]] = {}
         self.dirty: set[tuple] = set()
 
     def load(self, encoded: dict[tuple, bytes]) -> None:
-        keys = list(encoded)
-        stored = self.table.get_many_encoded([encoded[k] for k in keys])
-        freeze = self.freeze
-        for key, raw in zip(keys, stored, strict=True):
-            if not raw:
-                self.loaded[key] = {}
-            elif freeze is None:
-                self.loaded[key] = {r: [n, m, r] for r, n, m in raw}
-            else:
-                self.loaded[key] = {freeze(r): [n, m, r] for r, n, m in raw}
+        cache = self.cache
+        missing = [key for key in encoded if key not in cache]
+        if len(cache) + len(missing) > self.cache_limit:
+            cache.clear()
+            missing = list(encoded)
+        if missing:
+            stored = self.table.get_many_encoded([encoded[k] for k in missing])
+            freeze = self.freeze
+            for key, raw in zip(missing, stored, strict=True):
+                if not raw:
+                    cache[key] = {}
+                elif type(raw) is dict:
+                    cache[key] = raw  # this side's live entries, buffered until the commit
+                elif freeze is None:
+                    cache[key] = {r: [n, m, r] for r, n, m in raw}
+                else:
+                    cache[key] = {freeze(r): [n, m, r] for r, n, m in raw}
+        self.loaded = {key: cache[key] for key in encoded}
 
     def entry(self, row: tuple) -> object:
         return row if self.freeze is None else self.freeze(row)
 
     def store(self, encoded: dict[tuple, bytes]) -> None:
+        live = self.live
         for key in self.dirty:
             entries = self.loaded[key]
             if entries:
-                self.table.put_encoded(encoded[key], [(r, n, m) for n, m, r in entries.values()])
+                self.table.put_encoded(encoded[key], entries if live else _listed(entries))
             else:
                 self.table.delete_encoded(encoded[key])
         self.dirty.clear()
-        self.loaded.clear()
+        self.loaded = {}
 
 
 class SemiJoinOperator(Operator):
@@ -97,9 +127,10 @@ class SemiJoinOperator(Operator):
         self.anti = node.anti
         prefix = f"{node.node_id}:SemiJoin"
         left, right = node.inputs[0].types, node.inputs[1].types
+        live = ctx.state_ttl_ms <= 0  # with TTL the table stamps each write: list it then
         self.sides = (
-            _Side(_table(backend, f"{prefix}:left", left), left),
-            _Side(_table(backend, f"{prefix}:right", right), right),
+            _Side(_table(backend, f"{prefix}:left", left, live), left, live),
+            _Side(_table(backend, f"{prefix}:right", right, live), right, live),
         )
         self.keys_of = (_batch_keys(node.left_keys), _batch_keys(node.right_keys))
         strict = [i for i, safe in enumerate(node.null_safe) if not safe]
