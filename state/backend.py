@@ -84,14 +84,15 @@ class StateBackend:
             self._tables[name] = table
         return table
 
-    def packed_index(self, name: str, fixed: bool = False) -> PackedIndex:
+    def packed_index(self, name: str, fixed: bool = False, int_columns: int = 0) -> PackedIndex:
         """The named secondary index (``deltaflow.state.packed_index``), created on first
-        use; ``fixed``: a new one packs primary keys of 9 bytes (an existing one keeps
-        the layout it was written with)."""
+        use; ``fixed``: a new one packs primary keys of 9 bytes, ``int_columns`` (two or
+        more): of that many integer columns, by their tags (an existing one keeps the
+        layout it was written with)."""
         index = self._indexes.get(name)
         if index is None:
             _check_name(name)
-            index = PackedIndex(self, name, fixed)
+            index = PackedIndex(self, name, fixed, int_columns)
             self._indexes[name] = index
         return index
 

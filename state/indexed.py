@@ -301,7 +301,8 @@ class IndexedTable:
             self._indexes[name] = Index(columns, None, encode)
             return
         fixed = row_keys.fixed_keys(self.key_columns, self._types)
-        table = self._backend.packed_index(f"{self.name}{INDEX_SEPARATOR}{name}", fixed)
+        ints = row_keys.integer_columns(self.key_columns, self._types)
+        table = self._backend.packed_index(f"{self.name}{INDEX_SEPARATOR}{name}", fixed, ints)
         index = Index(columns, table, encode)
         index.dups_of, index.key_of = row_keys.dup_codec(table.fixed, self._encode_pk)
         self.flush()

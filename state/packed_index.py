@@ -1,16 +1,27 @@
 """``PackedIndex``: a secondary index as one ordinary LMDB entry per index key.
 
-The value of an index key is the sorted primary keys of its rows packed together: a
-fixed index (made for a one-column integer primary key) concatenates their 9-byte
-encodings; any other index stores each as a 2-byte big-endian length and the key's
-bytes (a primary key is an LMDB key of the row table, so it is at most 511 bytes).
+The value of an index key is the sorted primary keys of its rows packed together, in
+one of three layouts:
+
+- *fixed* (made for a one-column integer primary key): their 9-byte encodings
+  concatenated;
+- *integer keys* (made for a primary key of two or more integer columns, TPC-H
+  lineitem's): their ``encode_key`` bytes concatenated, each integer's tag telling its
+  length, split again by one regular expression (in C) that knows every tag of an
+  integer in BIGINT's range and NULL (a value it cannot split whole, an integer beyond
+  BIGINT in an untyped key, is split by decoding it);
+- *lengths* (any other key): each as a 2-byte big-endian length and the key's bytes (a
+  primary key is an LMDB key of the row table, so it is at most 511 bytes).
+
 The index key is stored once and its rows cost only their primary keys, without the
 per-duplicate node and sub-page overhead of an LMDB ``DUPSORT`` table.
 
 The entry ``EMPTY`` (no index key encodes to it, and it sorts first) holds a header,
-packed as the one element of a value: whether the index is fixed, and how many
-(index key, primary key) pairs it holds. Its raw value is 9 bytes in a fixed index
-and 11 (length prefix first) in another, which tells an opened index its layout.
+packed as the one element of a value: how many (index key, primary key) pairs the index
+holds. Fixed and lengths: whether the index is fixed and the count (raw, 9 bytes in a
+fixed index, 11 with the length prefix in the other); integer keys: the key
+``(count, columns, 0, ...)`` of as many integer columns as its primary keys. The raw
+header's first byte (0x01, 0x00, an integer's tag) tells an opened index its layout.
 
 It is built on a ``StateTable`` whose buffered values are the sorted lists of primary
 keys themselves, changed in place by each batch and packed once, at the commit (one
@@ -28,7 +39,15 @@ from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
-from deltaflow.state.keys import EMPTY
+from deltaflow.state.keys import (
+    EMPTY,
+    INT_BIG_NEG,
+    INT_BIG_POS,
+    INT_ZERO,
+    NONE,
+    decode_key,
+    encode_key,
+)
 from deltaflow.state.table import DELETED
 
 if TYPE_CHECKING:
@@ -47,16 +66,28 @@ _unpack_fixed = re.compile(b".{%d}" % FIXED_BYTES, re.DOTALL).findall
 class PackedIndex:
     """(index key, primary key) pairs packed per index key; see the module docstring."""
 
-    def __init__(self, backend: TableStore, name: str, fixed: bool) -> None:
+    def __init__(self, backend: TableStore, name: str, fixed: bool, int_columns: int = 0) -> None:
         self.name = name
         self._backend = backend
         db = backend.db(name.encode(), create=True)  # before the read: opening ends it
         header = backend.read_txn().get(EMPTY, db=db)
         # an existing index keeps the layout it was written with
-        self.fixed = fixed if header is None else len(header) == _HEADER.size
-        self._codec = _Codec(self.fixed)
+        if header is None:
+            self.fixed = fixed
+            self.int_columns = 0 if fixed or int_columns < 2 else int_columns
+        else:
+            self.fixed = header[0] == 1 and len(header) == _HEADER.size
+            self.int_columns = 0 if header[0] in (0, 1) else decode_key(header)[1]
+        self._codec: _Codec | _IntKeys = (
+            _IntKeys(self.int_columns) if self.int_columns else _Codec(self.fixed)
+        )
         # the lists of the index keys touched lately stay decoded across commits
         self._table = backend.table(name, self._codec, KEEP_KEYS)  # type: ignore[arg-type]
+
+    @staticmethod
+    def codec_for(int_columns: int) -> _IntKeys:
+        """The codec of the integer keys layout for keys of ``int_columns`` columns."""
+        return _IntKeys(int_columns)
 
     # -- reads ----------------------------------------------------------------
 
@@ -76,12 +107,12 @@ class PackedIndex:
 
     def __len__(self) -> int:
         """The number of pairs, buffered writes included."""
-        return _count(self._table.get_encoded(EMPTY))  # type: ignore[arg-type]
+        return self._codec.count(self._table.get_encoded(EMPTY))  # type: ignore[arg-type]
 
     def committed_len(self) -> int:
         """The number of pairs of the last commit."""
         header = self._backend.read_txn().get(EMPTY, db=self._table.db)
-        return 0 if header is None else _count(self._codec.decode(header))
+        return 0 if header is None else self._codec.count(self._codec.decode(header))
 
     # -- writes ---------------------------------------------------------------
 
@@ -114,7 +145,7 @@ class PackedIndex:
         puts: list[tuple[bytes, object]] = [
             (key, dups if dups else DELETED) for key, dups in lists.items()
         ]
-        puts.append((EMPTY, [_HEADER.pack(self.fixed, count)]))
+        puts.append((EMPTY, [self._codec.header(count)]))
         self._table.put_many_encoded(puts)
 
 
@@ -122,11 +153,61 @@ class _Codec:
     """A ``StateTable`` value codec: a sorted list of primary keys <-> their packed bytes."""
 
     def __init__(self, fixed: bool) -> None:
+        self.fixed = fixed
         self.encode = b"".join if fixed else _pack_lengths
         self.decode = _unpack_fixed if fixed else _unpack_lengths
 
     def encode_many(self, values: list[list[bytes]]) -> list[bytes]:
         return list(map(self.encode, values))
+
+    def header(self, count: int) -> bytes:
+        return _HEADER.pack(self.fixed, count)
+
+    @staticmethod
+    def count(header: list[bytes] | None) -> int:
+        return 0 if header is None else _HEADER.unpack(header[0])[1]
+
+
+class _IntKeys:
+    """The codec of the integer keys layout (module docstring) for keys of ``columns``
+    integer columns: packed by one join, split by one regular expression."""
+
+    def __init__(self, columns: int) -> None:
+        self.columns = columns
+        self.encode = b"".join
+        self._split = re.compile(b"(?:%s){%d}" % (_INT_ELEMENT, columns), re.DOTALL).findall
+
+    def encode_many(self, values: list[list[bytes]]) -> list[bytes]:
+        return list(map(b"".join, values))
+
+    def decode(self, value: bytes) -> list[bytes]:
+        keys = self._split(value)
+        if sum(map(len, keys)) == len(value):  # every byte in a key: split whole, in order
+            return keys
+        flat, n = decode_key(value), self.columns  # a value the expression does not know
+        return [encode_key(flat[i : i + n]) for i in range(0, len(flat), n)]
+
+    def header(self, count: int) -> bytes:
+        return encode_key((count, self.columns) + (0,) * (self.columns - 2))
+
+    @staticmethod
+    def count(header: list[bytes] | None) -> int:
+        return 0 if header is None else decode_key(header[0])[0]  # type: ignore[no-any-return]
+
+
+def _int_element() -> bytes:
+    """An expression matching one ``encode_key`` element of an integer in BIGINT's range
+    or NULL: a tag, then as many bytes as it says (``deltaflow.state.keys``)."""
+    options = [re.escape(bytes((NONE,))), re.escape(bytes((INT_ZERO,)))]
+    for length in range(1, 8):
+        for tag in (INT_ZERO + length, INT_ZERO - length):
+            options.append(re.escape(bytes((tag,))) + b".{%d}" % length)
+    for tag, length in ((INT_BIG_POS, 8), (INT_BIG_NEG, 0xFFFFFFFF - 8)):  # 8 bytes
+        options.append(re.escape(bytes((tag,)) + struct.pack(">I", length)) + b".{8}")
+    return b"(?:" + b"|".join(options) + b")"
+
+
+_INT_ELEMENT = _int_element()
 
 
 def _pack_lengths(dups: list[bytes]) -> bytes:
@@ -143,7 +224,3 @@ def _unpack_lengths(value: bytes) -> list[bytes]:
         out.append(value[pos : pos + length])
         pos += length
     return out
-
-
-def _count(header: list[bytes] | None) -> int:
-    return 0 if header is None else _HEADER.unpack(header[0])[1]

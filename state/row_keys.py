@@ -77,6 +77,14 @@ def fixed_keys(key_columns: list[int], types: Sequence[DataType] | None) -> bool
     )
 
 
+def integer_columns(key_columns: list[int], types: Sequence[DataType] | None) -> int:
+    """How many columns the key has when they are all integers (0 when they are not, or
+    their types are unknown)."""
+    if types is None or not all(types[c].root in INTEGER_ROOTS for c in key_columns):
+        return 0
+    return len(key_columns)
+
+
 def dup_codec(fixed: bool, encode: Callable[[object], bytes]) -> tuple:
     """How an index stores a row's primary key: (the bytes of a list of row keys, the row
     key of such bytes or None when they are the row key's ``encode`` bytes).
