@@ -207,3 +207,14 @@ def state_key(key: tuple) -> bytes:
     """The bytes a state table stores ``key`` under (the empty tuple too), for the
     ``*_encoded`` methods: operators encode each key of a batch once."""
     return encode_key(key) or EMPTY
+
+
+def cache_misses(cache: dict, keys: dict, limit: int) -> list:
+    """The ``keys`` not in ``cache``; all of them, the cache emptied, when keeping them
+    too would take it past ``limit`` keys (an operator's cache of decoded state starts
+    over: the state table stays the truth)."""
+    missing = [key for key in keys if key not in cache]
+    if len(cache) + len(missing) > limit:
+        cache.clear()
+        return list(keys)
+    return missing

@@ -39,6 +39,7 @@ from deltaflow.processor.plan import Calc, Join
 from deltaflow.processor.runtime.base import (
     Operator,
     StateKeys,
+    cache_misses,
     key_getter,
     row_freezer,
     row_shape,
@@ -152,10 +153,7 @@ class _Side:
             for key in encoded:
                 loaded[key] = cache[key] if key in cache else {}
             return
-        missing = [key for key in encoded if key not in cache]
-        if len(cache) + len(missing) > self.cache_limit:
-            cache.clear()
-            missing = list(encoded)
+        missing = cache_misses(cache, encoded, self.cache_limit)
         if missing:
             if self.log is None:
                 stored = self.table.get_many_encoded([encoded[key] for key in missing])

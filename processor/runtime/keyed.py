@@ -30,6 +30,7 @@ from deltaflow.processor.plan import ChangelogNormalize, Deduplicate, SinkUpsert
 from deltaflow.processor.runtime.base import (
     Operator,
     StateKeys,
+    cache_misses,
     epoch_ms,
     key_getter,
     row_shape,
@@ -213,10 +214,7 @@ class UpsertMaterializer:
         list, a fresh decode or the buffered value itself) and each key's state key."""
         encoded = self.state_keys.of(keys)
         cache = self.cache
-        missing = [key for key in encoded if key not in cache]
-        if len(cache) + len(missing) > self.cache_limit:
-            cache.clear()
-            missing = list(encoded)
+        missing = cache_misses(cache, encoded, self.cache_limit)
         if missing:
             stored = self.state.get_many_encoded([encoded[key] for key in missing])
             for key, value in zip(missing, stored, strict=True):

@@ -37,6 +37,7 @@ from deltaflow.processor.plan import SemiJoin
 from deltaflow.processor.runtime.base import (
     Operator,
     StateKeys,
+    cache_misses,
     key_getter,
     row_freezer,
     row_shape,
@@ -88,10 +89,7 @@ class _Side:
 
     def load(self, encoded: dict[tuple, bytes]) -> None:
         cache = self.cache
-        missing = [key for key in encoded if key not in cache]
-        if len(cache) + len(missing) > self.cache_limit:
-            cache.clear()
-            missing = list(encoded)
+        missing = cache_misses(cache, encoded, self.cache_limit)
         if missing:
             stored = self.table.get_many_encoded([encoded[k] for k in missing])
             freeze = self.freeze

@@ -110,3 +110,37 @@ def feed_in_batches(op, backend, steps: list, size: int) -> Batch:
         out.extend(op.process(batch, port))
         backend.commit({})
     return out
+
+
+def run_with_actions(
+    steps: list, actions: list, start, run, commit_at_end: bool = False
+) -> tuple[list, object]:
+    """Runs ``steps`` (port, changes) through operators made by ``start()`` -> (backend,
+    op), one ``run(op, port, changes)`` -> output pairs each; after step i, ``actions[i]``
+    (default "none"): "commit", "restart" (a commit, then a new operator on the reopened
+    state) or "crash" (a new operator on the state of the last commit, the steps since
+    replayed and their first output taken back). Returns the output and the last operator
+    (its backend closed; committed first with ``commit_at_end``)."""
+    backend, op = start()
+    out: list = []
+    mark = 0  # the output up to the last commit
+    since: list = []  # the steps after it
+    try:
+        for i, (port, changes) in enumerate(steps):
+            out += run(op, port, changes)
+            since.append((port, changes))
+            action = actions[i] if i < len(actions) else "none"
+            if action in ("commit", "restart"):
+                backend.commit({})
+                mark, since = len(out), []
+            if action in ("restart", "crash"):
+                backend.close()
+                del out[mark:]
+                backend, op = start()
+                for port_, changes_ in since:
+                    out += run(op, port_, changes_)
+        if commit_at_end:
+            backend.commit({})
+    finally:
+        backend.close()
+    return out, op

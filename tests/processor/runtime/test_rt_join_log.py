@@ -9,7 +9,16 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rt_helpers import ALL, INSERT_ONLY, fields, parse_changelog, scan, show, types
+from rt_helpers import (
+    ALL,
+    INSERT_ONLY,
+    fields,
+    parse_changelog,
+    run_with_actions,
+    scan,
+    show,
+    types,
+)
 
 from deltaflow.formats.changelog import INSERT, Batch, apply_changelog
 from deltaflow.formats.types import parse_type
@@ -188,28 +197,9 @@ def test_log_sides_join_as_the_model_across_commits_restarts_and_crashes(
         produced = op.process(Batch([INSERT] * len(rows), list(rows)), port)
         return list(zip(produced.kinds, produced.rows, strict=True))
 
-    backend, op = start()
-    out: list = []
-    mark = 0  # the output up to the last commit
-    since: list = []  # the steps after it
-    try:
-        for i, (port, rows) in enumerate(steps):
-            out += run(op, port, rows)
-            since.append((port, rows))
-            action = actions[i] if i < len(actions) else "none"
-            if action in ("commit", "restart"):
-                backend.commit({})
-                mark, since = len(out), []
-            if action in ("restart", "crash"):
-                backend.close()
-                del out[mark:]
-                backend, op = start()
-                for port_, rows_ in since:
-                    out += run(op, port_, rows_)
-        assert op.sides[1].log is not None
-        assert (op.sides[0].log is not None) == (join_type == "INNER")
-    finally:
-        backend.close()
+    out, op = run_with_actions(steps, actions, start, run)
+    assert op.sides[1].log is not None
+    assert (op.sides[0].log is not None) == (join_type == "INNER")
     changelog, final = model(join_type, steps, keyed, condition)
     kinds = {0: "+I", 3: "-D"}
     assert [(kinds[k], row) for k, row in out] == changelog

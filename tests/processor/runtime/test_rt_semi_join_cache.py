@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rt_helpers import run_with_actions
 from test_rt_semi_join import semi_node
 
 from deltaflow.formats.changelog import ADDS, DELETE, INSERT, Batch
@@ -119,26 +120,10 @@ def test_cached_sides_follow_the_rules_across_commits_restarts_and_crashes(
         produced = op.process(Batch([k for k, _ in changes], [r for _, r in changes]), port)
         return list(zip(produced.kinds, produced.rows, strict=True))
 
-    backend, op = start()
-    out: list = []
-    mark = 0  # the output up to the last commit
-    since: list = []  # the steps after it
+    out, _ = run_with_actions(steps, actions, start, run, commit_at_end=True)
+    backend, op = start()  # the state as the end left it, through the sides' typed tables
     try:
-        for i, (port, changes) in enumerate(steps):
-            out += run(op, port, changes)
-            since.append((port, changes))
-            action = actions[i] if i < len(actions) else "none"
-            if action in ("commit", "restart"):
-                backend.commit({})
-                mark, since = len(out), []
-            if action in ("restart", "crash"):
-                backend.close()
-                del out[mark:]
-                backend, op = start()
-                for port_, changes_ in since:
-                    out += run(op, port_, changes_)
-        backend.commit({})
-        stored = [dict(backend.table(f"3:SemiJoin:{s}").items()) for s in ("left", "right")]
+        stored = [dict(side.table.items()) for side in op.sides]
     finally:
         backend.close()
     changelog, left, right = model(anti, condition, steps)
