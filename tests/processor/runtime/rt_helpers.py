@@ -8,7 +8,7 @@ from decimal import Decimal
 from deltaflow.formats.changelog import Batch, RowKind
 from deltaflow.formats.printing import row_printer
 from deltaflow.formats.types import DataType, parse_type
-from deltaflow.processor.plan import Field, Sink, TableSourceScan
+from deltaflow.processor.plan import Field, Join, Sink, TableSourceScan
 
 ALL = frozenset({0, 1, 2, 3})
 NO_UB = frozenset({0, 2, 3})
@@ -144,3 +144,20 @@ def run_with_actions(
     finally:
         backend.close()
     return out, op
+
+
+def inner_join_node(left: list, right: list, keys: bool, condition=None, **unique) -> Join:
+    """An INNER join (node 3) of scans 1 and 2 with columns ``left`` and ``right``, on
+    left column 1 = right column 0 when ``keys`` (else keyless); ``unique``: the sides'
+    ``left_unique_keys`` / ``right_unique_keys``."""
+    return Join(
+        node_id=3,
+        inputs=(scan(1, left), scan(2, right)),
+        fields=fields(left + right),
+        changelog_mode=ALL,
+        join_type="INNER",
+        left_keys=(1,) if keys else (),
+        right_keys=(0,) if keys else (),
+        condition=condition,
+        **unique,
+    )

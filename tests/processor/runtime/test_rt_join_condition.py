@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rt_helpers import ALL, fields, scan, types
+from rt_helpers import inner_join_node, types
 
 from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch
 from deltaflow.formats.types import parse_type
@@ -27,18 +27,8 @@ def less_or_equal(left_col: int, right_col: int) -> Call:
 
 
 def join_node(keys: bool, left_unique=(), right_unique=()) -> Join:
-    return Join(
-        node_id=3,
-        inputs=(scan(1, L), scan(2, R)),
-        fields=fields(OUT),
-        changelog_mode=ALL,
-        join_type="INNER",
-        left_keys=(1,) if keys else (),
-        right_keys=(0,) if keys else (),
-        condition=less_or_equal(2, 4),
-        left_unique_keys=left_unique,
-        right_unique_keys=right_unique,
-    )
+    unique = {"left_unique_keys": left_unique, "right_unique_keys": right_unique}
+    return inner_join_node(L, R, keys, less_or_equal(2, 4), **unique)
 
 
 change_st = st.tuples(

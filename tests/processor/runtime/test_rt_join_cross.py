@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rt_helpers import ALL, fields, scan, types
+from rt_helpers import ALL, fields, inner_join_node, scan, types
 
 from deltaflow.formats.changelog import INSERT, UPDATE_AFTER, UPDATE_BEFORE, Batch
 from deltaflow.formats.types import parse_type
@@ -61,18 +61,8 @@ def test_which_conditions_are_taken_apart():
 
 
 def join_node(condition, keys: bool, left_unique=(), right_unique=()) -> Join:
-    return Join(
-        node_id=3,
-        inputs=(scan(1, L), scan(2, R)),
-        fields=fields(OUT),
-        changelog_mode=ALL,
-        join_type="INNER",
-        left_keys=(1,) if keys else (),
-        right_keys=(0,) if keys else (),
-        condition=condition,
-        left_unique_keys=left_unique,
-        right_unique_keys=right_unique,
-    )
+    unique = {"left_unique_keys": left_unique, "right_unique_keys": right_unique}
+    return inner_join_node(L, R, keys, condition, **unique)
 
 
 comparison_st = st.tuples(
