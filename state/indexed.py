@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from itertools import compress, filterfalse, repeat
+from itertools import chain, compress, filterfalse, repeat
 from operator import is_, is_not, itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -49,7 +49,7 @@ from deltaflow.state.keys import decode_key
 from deltaflow.state.row_cache import MISSING, ByKey, BySlot, Unfit
 from deltaflow.state.row_keys import stored_columns
 from deltaflow.state.table import DELETED
-from deltaflow.state.typed_keys import encode_sorted_ints
+from deltaflow.state.typed_keys import KeyCache, encode_sorted_ints
 
 if TYPE_CHECKING:
     from deltaflow.state.store import Database, TableStore
@@ -58,6 +58,7 @@ __all__ = ["IndexedTable", "stored_columns"]
 
 INDEX_SEPARATOR = "#"
 KEEP_ROWS = 250_000  # rows an IndexedTable keeps in memory by row key, then it starts over
+KEEP_KEY_BYTES = 200_000  # row keys whose bytes it keeps (``_pk_bytes``), then it starts over
 _UNREAD = object()  # the largest stored key is not read yet
 _OFF = object()  # no largest key kept: the keys are not integers
 _INT_OR_NULL = frozenset({int, type(None)})
@@ -95,6 +96,9 @@ class IndexedTable:
         self._key_tuple = row_keys.key_tuple(self.key_columns)
         self._types = None if types is None else list(types)
         self._encode_pk = row_keys.key_bytes(self.key_columns, self._types)
+        # the bytes of the row keys changed lately: a batch's changed keys are encoded once
+        # for its indexes (one list of primary keys each) and for the flush or commit
+        self._pk_bytes = KeyCache(self._encode_pk, KEEP_KEY_BYTES)
         # primary key columns leading the row are not stored in the value (the key has them)
         self._lead = row_keys.leading(self.key_columns)
         # rows are encoded here (at the flush) and decoded here (per read): the row
@@ -106,9 +110,11 @@ class IndexedTable:
         # since the last flush, not in the row table yet: encoded once per key at the
         # flush or the commit (``row_cache``: by slot for integer keys while they fit)
         self._kept: ByKey | BySlot = BySlot() if fixed else ByKey()
-        # integer row keys: the largest one stored or buffered (None: none), read lazily;
-        # a key past it is absent without a read (new keys of a sequence)
-        self._last: object = _UNREAD if fixed else _OFF
+        # integer row keys (or tuples of them, for a key of integer columns): the largest
+        # one stored or buffered (None: none), read lazily; a key past it is absent without
+        # a read (new keys of a sequence; tuples compare as their bytes sort)
+        self._tuples = row_keys.integer_columns(self.key_columns, types) >= 2
+        self._last: object = _UNREAD if fixed or self._tuples else _OFF
         self._committing: list | None = None  # the keys of commit_writes, until committed
         self._keep = KEEP_ROWS if keep is None else keep
         self._indexes: dict[str, Index] = {}
@@ -213,21 +219,27 @@ class IndexedTable:
         once however many batches changed it, in one pass (``encode_images``). Positive
         integer keys are sorted as ints and encoded by runs of one length
         (``encode_sorted_ints``), their bytes then in order with no sort of the bytes."""
-        keys, rows, ints = self._kept.latest(self._last is not _OFF)
+        keys, rows, ints = self._kept.latest(self._last is not _OFF and not self._tuples)
         encoded = encode_sorted_ints(keys) if ints else None
         images = row_keys.encode_images(rows, self._lead, self._encode_rows)
         if encoded is not None:
             return keys, encoded, images, True
-        return keys, list(map(self._encode_pk, keys)), images, False
+        return keys, self._pk_bytes.encode_many(keys), images, False
 
     def _raise_last(self, keys: list) -> None:
         """Keeps the largest integer row key up to date with the flushed ``keys``."""
         if self._last is _OFF or self._last is _UNREAD:
             return
-        if not _INT_OR_NULL.issuperset(map(type, keys)):
+        if self._tuples:
+            if not _INT.issuperset(map(type, chain.from_iterable(keys))):
+                self._last = _OFF  # a NULL in a key column: no order to go by
+                return
+            top = max(keys, default=None)
+        elif not _INT_OR_NULL.issuperset(map(type, keys)):
             self._last = _OFF
             return
-        top = max(filter(partial(is_not, None), keys), default=None)
+        else:
+            top = max(filter(partial(is_not, None), keys), default=None)
         if top is not None and (self._last is None or top > self._last):
             self._last = top
 
@@ -271,7 +283,7 @@ class IndexedTable:
         last = self._last_key()
         if last is _OFF:
             return self._full(keys, self._rows.get_many_encoded(list(map(self._encode_pk, keys))))
-        past = _past(keys, last)
+        past = _past_tuples(keys, last) if self._tuples else _past(keys, last)
         if all(past):
             return [None] * len(keys)
         read = list(filterfalse(past.__getitem__, range(len(keys)))) if any(past) else None
@@ -288,8 +300,16 @@ class IndexedTable:
         """The largest integer row key stored or buffered (None: none), or _OFF."""
         if self._last is _UNREAD:
             kb = self._rows.last_encoded()
-            last = None if kb is None else decode_key(kb)[0]
-            self._last = last if last is None or type(last) is int else _OFF
+            if kb is None:
+                self._last = None
+            elif self._tuples:
+                last = decode_key(kb)
+                width = len(self.key_columns)
+                fit = len(last) == width and _INT.issuperset(map(type, last))
+                self._last = last if fit else _OFF
+            else:
+                last = decode_key(kb)[0]
+                self._last = last if type(last) is int else _OFF
         return self._last
 
     def build_index(self, name: str, columns: list[int]) -> None:
@@ -304,7 +324,7 @@ class IndexedTable:
         ints = row_keys.integer_columns(self.key_columns, self._types)
         table = self._backend.packed_index(f"{self.name}{INDEX_SEPARATOR}{name}", fixed, ints)
         index = Index(columns, table, encode)
-        index.dups_of, index.key_of = row_keys.dup_codec(table.fixed, self._encode_pk)
+        index.dups_of, index.key_of = row_keys.dup_codec(table.fixed, self._pk_bytes.encode_many)
         self.flush()
         rows = self._backend.read_txn().stat(self._rows.db)["entries"]
         committed_match = table.committed_len() == rows
@@ -428,3 +448,12 @@ def _past(keys: list, last: int | None) -> list[bool]:
     if _INT.issuperset(map(type, keys)):
         return [True] * len(keys) if last is None else list(map(last.__lt__, keys))
     return [type(key) is int and (last is None or key > last) for key in keys]
+
+
+def _past_tuples(keys: list, last: tuple | None) -> list[bool]:
+    """``_past`` for row keys that are tuples of integers (a key of integer columns),
+    compared with the largest stored one ``last`` as tuples (their bytes sort the same
+    way); a key holding anything but integers is read."""
+    if _INT.issuperset(map(type, chain.from_iterable(keys))):
+        return [True] * len(keys) if last is None else list(map(last.__lt__, keys))
+    return [_INT.issuperset(map(type, key)) and (last is None or key > last) for key in keys]

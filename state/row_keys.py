@@ -85,16 +85,17 @@ def integer_columns(key_columns: list[int], types: Sequence[DataType] | None) ->
     return len(key_columns)
 
 
-def dup_codec(fixed: bool, encode: Callable[[object], bytes]) -> tuple:
+def dup_codec(fixed: bool, encode_many: Callable[[list], list[bytes]]) -> tuple:
     """How an index stores a row's primary key: (the bytes of a list of row keys, the row
-    key of such bytes or None when they are the row key's ``encode`` bytes).
+    key of such bytes or None when they are the row keys' bytes as ``encode_many`` gives
+    them).
 
     In a ``fixed`` index (made for a one-column integer key) it takes 9 bytes: a NULL
     flag, then the value plus 2**63 big-endian (the order of the key's encoding); the
     index packs such keys with no length prefix. A value outside BIGINT's range raises
     OverflowError."""
     if not fixed:
-        return lambda keys: list(map(encode, keys)), None
+        return encode_many, None
 
     def dups_of(keys: list) -> list[bytes]:
         try:
