@@ -276,6 +276,24 @@ def _time_reader(precision: int) -> Conv:
     return read
 
 
+def timestamp_shortcut(dtype: DataType, iso: bool) -> tuple[Callable, Callable] | None:
+    """For a TIMESTAMP(p) column with p <= 6: (a test of the text its converter reads as
+    ``datetime.fromisoformat`` does, ``fromisoformat``), both in C, so a batch reader can
+    skip the converter's Python call; None for other types. The test takes exactly
+    ``yyyy-MM-dd?HH:mm:ss`` with at most p fraction digits (the converter then keeps every
+    digit and adds no zone); anything else, or text ``fromisoformat`` refuses, is the
+    converter's to read or refuse."""
+    if dtype.root != TIMESTAMP:
+        return None
+    precision = 6 if dtype.precision is None else dtype.precision
+    if precision > 6:
+        return None
+    sep = "T" if iso else " "
+    fraction = rf"(?:\.\d{{1,{precision}}})?" if precision else ""
+    shape = re.compile(rf"\d{{4}}-\d\d-\d\d{sep}\d\d:\d\d:\d\d{fraction}", re.ASCII)
+    return shape.fullmatch, dt.datetime.fromisoformat
+
+
 def _timestamp_reader(dtype: DataType, iso: bool) -> Conv:
     ltz = dtype.root == TIMESTAMP_LTZ
     sep = "T" if iso else " "

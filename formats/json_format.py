@@ -44,6 +44,7 @@ from deltaflow.formats.types import (
     INTEGER_ROOTS,
     ROW,
     STRING_ROOTS,
+    TIMESTAMP,
     DataType,
     decimal_params,
     has_decimal,
@@ -142,6 +143,9 @@ def _typed_batch(columns: list, convs: list, skipped: set[int], exact: bool,
             env[f"Q{i}"], env[f"L{i}"], env[f"W{i}"] = jc.decimal_bounds(*decimal_params(dtype))
             fits = f"(q{i} := x{i}.quantize(Q{i}, HALF_UP, W{i})).is_finite() and abs(q{i}) < L{i}"
             parts.append(f"None if (x{i} := o.c{i}) is None else q{i} if {fits} else C{i}(x{i})")
+        elif dtype.root == TIMESTAMP:
+            typed = None
+            parts.append(_timestamp_part(f"x{i}", f"o.c{i}", dtype, convs[i], env, iso))
         elif dtype.root == ROW and _structable(dtype):  # typed in C, field by field
             typed, expr = _row_struct(dtype, f"x{i}", env, iso)
             parts.append(f"None if (x{i} := o.c{i}) is None else {expr}")
@@ -160,6 +164,19 @@ def _typed_batch(columns: list, convs: list, skipped: set[int], exact: bool,
     keep = None if prefilter is None else _keep(prefilter, columns, parts, env)
     source = _BATCH.format(row=row, keep="True" if keep is None else keep)
     return define(source, "run", env, "json reader")
+
+
+def _timestamp_part(name: str, value: str, dtype: DataType, conv, env: dict, iso: bool) -> str:  # noqa: ANN001
+    """The expression of a TIMESTAMP value ``value`` (bound to ``name``) through its
+    converter ``conv``; well-formed text of at most p fraction digits parsed in C
+    (``json_convert.timestamp_shortcut``), anything else by the converter."""
+    env[f"C{name}"] = conv
+    shortcut = jc.timestamp_shortcut(dtype, iso)
+    read = f"C{name}({name})"
+    if shortcut is not None:
+        env[f"M{name}"], env[f"P{name}"] = shortcut
+        read = f"P{name}({name}) if M{name}({name}) else {read}"
+    return f"None if ({name} := {value}) is None else {read}"
 
 
 def _structable(dtype: DataType) -> bool:
@@ -182,6 +199,10 @@ def _row_struct(dtype: DataType, var: str, env: dict, iso: bool) -> tuple[type, 
         if ftype.root == ROW:
             typed, inner = _row_struct(ftype, name, env, iso)
             parts.append(f"None if ({name} := {var}.f{j}) is None else {inner}")
+        elif ftype.root == TIMESTAMP:
+            conv = jc.decoder_for(ftype, iso, False)
+            typed, part = Any, _timestamp_part(name, f"{var}.f{j}", ftype, conv, env, iso)
+            parts.append(part)
         elif typed is None or ftype.root == DECIMAL:
             typed, env[f"C{name}"] = Any, jc.decoder_for(ftype, iso, False)
             parts.append(f"None if ({name} := {var}.f{j}) is None else C{name}({name})")

@@ -159,3 +159,72 @@ def test_typed_path_reads_flink_coercions_through_the_converters() -> None:
         (3, None, None, None, None, None, Decimal("0.12")),  # not the double 0.125
     ]
     assert [letter[2] for letter in decoder.dead_letters] == [1]
+
+
+STAMP_COLUMNS = [
+    (f"t{p}", parse_type(f"TIMESTAMP({p})")) for p in (0, 1, 3, 6, 9)
+] + [
+    ("ltz", parse_type("TIMESTAMP_LTZ(3)")),
+    ("t", parse_type("TIMESTAMP")),
+    ("r", parse_type("ROW<t3 TIMESTAMP(3), t0 TIMESTAMP(0), t9 TIMESTAMP(9), n ROW<t6 TIMESTAMP(6)>>")),
+]
+
+
+GOOD, BAD = 6, 1  # weights: mostly well-formed parts, each broken now and then
+
+
+@st.composite
+def stamp_texts(draw) -> str:
+    """Timestamp-like text: well-formed in either standard with 0 to 10 fraction digits,
+    or broken in one place or more (a field out of range, a digit short, a zone, another
+    separator, a non-ASCII digit)."""
+
+    def part(good: list[str], bad: list[str]) -> str:
+        return draw(st.sampled_from(good * GOOD * len(bad) + bad * BAD * len(good)))
+
+    date = part(["2020-05-13", "1999-12-31"], ["2020-02-30", "2020-13-01", "20-05-13", "٢٠٢٠-05-13"])
+    sep = part([" ", "T"], ["t", "  "])
+    clock = part(["09:32:10", "23:59:59"], ["24:00:00", "9:32:10", "09:32", "09:60:00"])
+    digits = draw(st.integers(0, 10))
+    fraction = "" if digits == 0 else "." + "".join(draw(st.lists(st.sampled_from("0123456789"), min_size=digits, max_size=digits)))
+    zone = part([""], ["Z", "+01:00", " "])
+    return f"{date}{sep}{clock}{fraction}{zone}"
+
+
+stamp_values = stamp_texts() | scalars
+stamp_rows = st.fixed_dictionaries(
+    {},
+    optional={
+        "t3": stamp_values,
+        "t0": stamp_values,
+        "t9": stamp_values,
+        "n": st.fixed_dictionaries({}, optional={"t6": stamp_values}) | scalars,
+    },
+)
+stamp_records = st.fixed_dictionaries(
+    {},
+    optional={name: stamp_rows if name == "r" else stamp_values for name, _ in STAMP_COLUMNS},
+).map(lambda o: json.dumps(o).encode())
+
+
+@fast_path
+@given(st.lists(stamp_records, min_size=1, max_size=6), st.booleans())
+def test_typed_batch_path_equals_untyped_path_on_timestamp_text(messages: list, iso: bool) -> None:
+    # TIMESTAMP(p <= 6) text of the standard's shape with at most p fraction digits is
+    # parsed in C on the typed path; everything else goes to the converter on both
+    options = {"timestamp-format.standard": "ISO-8601"} if iso else {}
+    _compare(messages, None, STAMP_COLUMNS, options)
+
+
+def test_timestamp_text_the_converter_would_cut_is_cut() -> None:
+    """More fraction digits than TIMESTAMP(p) keeps are truncated (the converter's rule),
+    not parsed whole in C; exactly p digits are kept."""
+    spec = FormatSpec([("t", parse_type("TIMESTAMP(3)"))], on_error="dead-letter")
+    texts = ["2020-05-13 09:32:10.123456", "2020-05-13 09:32:10.12", "2020-05-13 09:32:10"]
+    messages = [json.dumps({"t": t}).encode() for t in texts]
+    batch = JsonDecoder(spec).decode(RawBatch("t", 0, [0, 1, 2], messages))
+    assert [row[0] for row in batch.rows] == [
+        datetime(2020, 5, 13, 9, 32, 10, 123000),
+        datetime(2020, 5, 13, 9, 32, 10, 120000),
+        datetime(2020, 5, 13, 9, 32, 10),
+    ]
