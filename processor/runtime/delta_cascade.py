@@ -48,7 +48,8 @@ def _group(rows: list[tuple], keys: list[tuple], key_of) -> Found:
 
 
 def _sub_keys(keys: list[tuple], positions: Key) -> list[tuple]:
-    return list(dict.fromkeys(tuple(k[p] for p in positions) for k in keys))
+    """The distinct tuples of the values at ``positions`` of each of ``keys``, in order."""
+    return list(dict.fromkeys(map(key_getter(tuple(positions)), keys)))
 
 
 class Round:
@@ -140,7 +141,7 @@ class _Join:
     def change(self, kinds, rows, side: int, batch: Batch):
         """The join's changes for changes of its input ``side`` (from ``batch`` of a source)."""
         key_of = self.key_of[side]
-        keys = [key_of(r) for r in rows]
+        keys = list(map(key_of, rows))
         live = [k for k in dict.fromkeys(keys) if None not in k]
         other = 1 - side
         others = self.sides[other].rows(self.join_keys[other], live, None) if live else {}
@@ -159,7 +160,7 @@ class _Join:
         drive = [row for sub in subs for row in found[sub]]
         other = 1 - via
         join_of = self.key_of[via]
-        drive_keys = [join_of(r) for r in drive]
+        drive_keys = list(map(join_of, drive))
         live = [k for k in dict.fromkeys(drive_keys) if None not in k]
         others = self.sides[other].rows(self.join_keys[other], live, before) if live else {}
         step, is_left = self.step, via == 0
