@@ -8,32 +8,19 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from table_plans import plans
 
-from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from deltaflow.formats.types import parse_type
 from deltaflow.state import row_cache
 from deltaflow.state.backend import StateBackend
 from deltaflow.state.row_cache import LIMIT, ByKey, BySlot
 
 TYPES = [parse_type(t) for t in ("BIGINT", "INT", "STRING")]
-KINDS = [INSERT, UPDATE_AFTER, UPDATE_BEFORE, DELETE]
 
 ODD = [-3, -1, LIMIT - 1, LIMIT, LIMIT + 7, 2**40]  # keys a slot cannot hold, and one it can
 # mostly 0..8 (batches repeat keys), now and then an odd one (the table then keeps a dict)
 keys = st.integers(0, 199).map(lambda i: i % 9 if i < 190 else ODD[i % 6])
-changes = st.lists(
-    st.tuples(st.sampled_from(KINDS), keys, st.integers(0, 3), st.sampled_from(["a", "b"])),
-    max_size=12,
-)
-steps = st.lists(
-    st.one_of(
-        st.tuples(st.just("apply"), changes),
-        st.tuples(st.just("get"), st.lists(keys, max_size=6)),
-        st.tuples(st.just("lookup"), st.lists(st.integers(0, 3), max_size=3)),
-        st.tuples(st.sampled_from(["commit", "discard", "flush"]), st.none()),
-    ),
-    max_size=14,
-)
+steps = plans(keys, ["commit", "discard", "flush"], 14)
 
 
 def _run(path, slots: bool, keep: int, plan: list) -> list:

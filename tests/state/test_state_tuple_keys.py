@@ -11,33 +11,21 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from table_plans import plans
 
-from deltaflow.formats.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
+from deltaflow.formats.changelog import DELETE, INSERT
 from deltaflow.formats.types import parse_type
 from deltaflow.state import indexed
 from deltaflow.state.backend import StateBackend
 from deltaflow.state.keys import encode_key
 
 TYPES = [parse_type(t) for t in ("BIGINT", "INT", "INT", "STRING")]
-KINDS = [INSERT, UPDATE_AFTER, UPDATE_BEFORE, DELETE]
 INDEXES = {"by_group": [2], "by_group_line": [2, 1]}
 
 ODD = [None, -4, 2**70, -(2**70)]  # order keys that stop the shortcut, and ones it takes
 orders = st.integers(0, 99).map(lambda i: i % 12 if i < 94 else ODD[i % 4])
 keys = st.tuples(orders, st.integers(0, 3))
-changes = st.lists(
-    st.tuples(st.sampled_from(KINDS), keys, st.integers(0, 3), st.sampled_from(["a", "b"])),
-    max_size=12,
-)
-steps = st.lists(
-    st.one_of(
-        st.tuples(st.just("apply"), changes),
-        st.tuples(st.just("get"), st.lists(keys, max_size=6)),
-        st.tuples(st.just("lookup"), st.lists(st.integers(0, 3), max_size=3)),
-        st.tuples(st.sampled_from(["commit", "discard", "flush", "reopen"]), st.none()),
-    ),
-    max_size=16,
-)
+steps = plans(keys, ["commit", "discard", "flush", "reopen"], 16)
 
 
 class _Reads:
