@@ -34,7 +34,7 @@ every primary key found are taken the same way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from itertools import chain, compress, filterfalse, repeat
 from operator import is_, is_not, itemgetter
@@ -98,7 +98,9 @@ class IndexedTable:
         self._encode_pk = row_keys.key_bytes(self.key_columns, self._types)
         # the bytes of the row keys changed lately: a batch's changed keys are encoded once
         # for its indexes (one list of primary keys each) and for the flush or commit
+        # (used once a secondary index stores encoded row keys: ``build_index``)
         self._pk_bytes = KeyCache(self._encode_pk, KEEP_KEY_BYTES)
+        self._encode_pks: Callable[[list], list[bytes]] = partial(_each_encoded, self._encode_pk)
         # primary key columns leading the row are not stored in the value (the key has them)
         self._lead = row_keys.leading(self.key_columns)
         # rows are encoded here (at the flush) and decoded here (per read): the row
@@ -224,7 +226,7 @@ class IndexedTable:
         images = row_keys.encode_images(rows, self._lead, self._encode_rows)
         if encoded is not None:
             return keys, encoded, images, True
-        return keys, self._pk_bytes.encode_many(keys), images, False
+        return keys, self._encode_pks(keys), images, False
 
     def _raise_last(self, keys: list) -> None:
         """Keeps the largest integer row key up to date with the flushed ``keys``."""
@@ -325,6 +327,8 @@ class IndexedTable:
         table = self._backend.packed_index(f"{self.name}{INDEX_SEPARATOR}{name}", fixed, ints)
         index = Index(columns, table, encode)
         index.dups_of, index.key_of = row_keys.dup_codec(table.fixed, self._pk_bytes.encode_many)
+        if index.key_of is None:  # it stores the keys' bytes: share them with the commit
+            self._encode_pks = self._pk_bytes.encode_many
         self.flush()
         rows = self._backend.read_txn().stat(self._rows.db)["entries"]
         committed_match = table.committed_len() == rows
@@ -448,6 +452,11 @@ def _past(keys: list, last: int | None) -> list[bool]:
     if _INT.issuperset(map(type, keys)):
         return [True] * len(keys) if last is None else list(map(last.__lt__, keys))
     return [type(key) is int and (last is None or key > last) for key in keys]
+
+
+def _each_encoded(encode: Callable[[Any], bytes], keys: list) -> list[bytes]:
+    """The bytes of each of ``keys``."""
+    return list(map(encode, keys))
 
 
 def _past_tuples(keys: list, last: tuple | None) -> list[bool]:
