@@ -179,6 +179,30 @@ class Aggregates:
                  "        else:", *self.fold_lines(True, " " * 12, "acc", "row")]  # fmt: skip
         return self.build(lines, "fold_pairs", {"ADDS": ADDS})  # type: ignore[no-any-return]
 
+    @functools.cached_property
+    def merge(self) -> Callable[[list, list], None] | None:
+        """``merge(acc, other)`` adds accumulator ``other`` into ``acc`` (as if ``acc`` had
+        folded ``other``'s rows too), or None when an aggregate cannot: only COUNT, SUM,
+        SUM0 and AVG without DISTINCT add up (a slice of a HOP window into the window,
+        ``window_slices``). Callers check ``window.any_order`` first: a float sum's
+        result would depend on the grouping."""
+        lines = ["def merge(acc, other):", "    acc[0] += other[0]"]
+        for slot, (call, fn) in enumerate(zip(self.calls, self.fns, strict=True), start=1):
+            if call.distinct or type(fn) not in (Count, Sum, Avg):
+                return None
+            if _row_count(call, fn):
+                continue  # slot 0 is its value
+            if type(fn) is Count:
+                lines.append(f"    acc[{slot}] += other[{slot}]")
+                continue
+            lines.append(f"    a, b = acc[{slot}], other[{slot}]")
+            if fn.dtype.root == DECIMAL:
+                lines.append("    a[0] = _dadd(a[0], b[0])")
+            else:
+                lines.append("    a[0] += b[0]")
+            lines.append("    a[1] += b[1]")
+        return self.build(lines, "merge")  # type: ignore[no-any-return]
+
     def build(
         self, lines: list[str], name: str, extra: dict[str, object] | None = None, part: str = ""
     ) -> Callable:  # type: ignore[type-arg]

@@ -13,6 +13,10 @@ Windows of a TIMESTAMP_LTZ time column are aligned in the session time zone
 (``table.local-time-zone``), as Flink does; window_start/window_end are then local
 TIMESTAMPs and window_time the TIMESTAMP_LTZ instant.
 
+HOP windows whose aggregates add up (COUNT, SUM, SUM0, AVG over exact types) are kept
+per slice instead: a row is folded once, into its slide's accumulator, and a window adds
+up its slices when it fires (``window_slices``); the rows it emits are the same.
+
 State: ``(window_end, window_start, *keys) -> accumulator``. The operator knows which
 windows hold state (read from it at its first firing, then kept as rows are folded), so a
 firing reads the due windows' keys alone, in key order, and stops at the first window
@@ -42,6 +46,7 @@ from deltaflow.processor.runtime.base import (
     key_getter,
     key_prefixes,
 )
+from deltaflow.processor.runtime.window_slices import HopSlices, can_slice
 from deltaflow.state.keys import decode_key, encode_key
 
 
@@ -105,6 +110,11 @@ class _Zone:
 
 
 KEEP_WINDOWS = 50_000  # committed live accumulators kept decoded
+
+
+def _empty(table) -> bool:  # noqa: ANN001
+    """Whether a state table holds nothing (buffered writes included)."""
+    return next(iter(table.scan_prefix(())), None) is None
 _EPOCH, _MS = dt.datetime(1970, 1, 1), dt.timedelta(milliseconds=1)  # as base.epoch_ms
 
 
@@ -166,6 +176,11 @@ class WindowAggOperator(Operator):
         # since, so a firing reads only the windows it fires; group key bytes -> key
         self.windows: set[tuple[int, int]] | None = None
         self.groups: dict[bytes, tuple] = {}
+        # HOP windows kept per slice (window_slices), unless windows were kept before
+        self.sliced: HopSlices | None = None
+        if can_slice(node.window, self.any_order, self.aggs, self.live) and _empty(self.state):
+            table = f"{node.node_id}:WindowAggregate:slice"
+            self.sliced = HopSlices(self, backend, table, KEEP_WINDOWS)
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
@@ -214,6 +229,9 @@ class WindowAggOperator(Operator):
             for window in windows:
                 touched.setdefault(window + key, []).append((kind, row))
         self.late_rows += late_rows
+        if self.sliced is not None:
+            self.sliced.fold(slices)  # type: ignore[arg-type]
+            return Batch()
         for skey, rows in (slices or {}).items():  # each slice's rows into its windows at once
             key = skey[1:]
             for window in open_of[skey[0]]:
@@ -241,12 +259,18 @@ class WindowAggOperator(Operator):
         return [(epoch_ms(start), epoch_ms(end))]
 
     def _fold(self, touched: dict[tuple, list[tuple[int, tuple]]]) -> None:
-        aggs, live, state = self.aggs, self.live, self.state
+        self.fold_into(self.state, touched, self.windows)
+
+    def fold_into(self, state, touched: dict[tuple, list[tuple[int, tuple]]], known) -> None:  # noqa: ANN001
+        """Folds each ``(end, start, *key) -> rows`` of ``touched`` into its accumulator
+        in ``state`` (windows, or slices: ``window_slices``); ``known`` (a set, or None
+        before the first firing) learns each (end, start) with state."""
+        aggs, live = self.aggs, self.live
         fold, init = aggs.fold_pairs, aggs.init
         keys = list(touched)
         encoded = _encoded(keys, self.groups)  # once: read and written by these bytes
-        if self.windows is not None:
-            self.windows.update({skey[:2] for skey in keys})
+        if known is not None:
+            known.update({skey[:2] for skey in keys})
         for kb, skey, raw in zip(encoded, keys, state.get_many_encoded(encoded), strict=True):
             acc = init() if raw is None else raw if live else aggs.load(raw)
             fold(acc, touched[skey])
@@ -255,8 +279,10 @@ class WindowAggOperator(Operator):
     def on_watermark(self, watermark: int) -> Batch:
         if watermark <= self.watermark or self.spec.proctime:
             return Batch()
-        self.watermark = watermark
+        after, self.watermark = self.watermark, watermark
         self.progress.put(("watermark",), watermark)
+        if self.sliced is not None:
+            return self.sliced.fire(after, watermark)
         return self._fire(watermark)
 
     def on_processing_time(self, now_ms: int) -> Batch:
@@ -287,7 +313,7 @@ class WindowAggOperator(Operator):
         state = self.state
         for window, head, entries in zip(due, heads, state.scan_many(heads), strict=True):
             self.windows.discard(window)
-            columns = self._bounds_of(window[1], window[0], fired_at)
+            columns = self.bounds_of(window[1], window[0], fired_at)
             cut = len(head)
             for kb, raw in entries:
                 state.delete_encoded(kb)
@@ -301,7 +327,7 @@ class WindowAggOperator(Operator):
                 out.append(INSERT, key + values(acc) + columns)
         return out
 
-    def _bounds_of(self, start: int, end: int, fired_at: int | None) -> tuple:
+    def bounds_of(self, start: int, end: int, fired_at: int | None) -> tuple:
         """window_start, window_end and window_time of a firing window."""
         if fired_at is not None:
             window_time = from_epoch_ms(fired_at, aware=True)
