@@ -13,9 +13,10 @@ Windows of a TIMESTAMP_LTZ time column are aligned in the session time zone
 (``table.local-time-zone``), as Flink does; window_start/window_end are then local
 TIMESTAMPs and window_time the TIMESTAMP_LTZ instant.
 
-HOP windows whose aggregates add up (COUNT, SUM, SUM0, AVG over exact types) are kept
-per slice instead: a row is folded once, into its slide's accumulator, and a window adds
-up its slices when it fires (``window_slices``); the rows it emits are the same.
+HOP and CUMULATE windows whose aggregates add up (COUNT, SUM, SUM0, AVG over exact types)
+are kept per slice instead: a row is folded once, into its slide's (step's) accumulator,
+and a window adds up its slices when it fires (``window_slices``); the rows it emits are
+the same.
 
 State: ``(window_end, window_start, *keys) -> accumulator``. The operator knows which
 windows hold state (read from it at its first firing, then kept as rows are folded), so a
@@ -46,7 +47,7 @@ from deltaflow.processor.runtime.base import (
     key_getter,
     key_prefixes,
 )
-from deltaflow.processor.runtime.window_slices import HopSlices, can_slice
+from deltaflow.processor.runtime.window_slices import WindowSlices, can_slice
 from deltaflow.state.keys import decode_key, encode_key
 
 
@@ -176,11 +177,11 @@ class WindowAggOperator(Operator):
         # since, so a firing reads only the windows it fires; group key bytes -> key
         self.windows: set[tuple[int, int]] | None = None
         self.groups: dict[bytes, tuple] = {}
-        # HOP windows kept per slice (window_slices), unless windows were kept before
-        self.sliced: HopSlices | None = None
+        # HOP and CUMULATE windows kept per slice (window_slices), unless windows were kept
+        self.sliced: WindowSlices | None = None
         if can_slice(node.window, self.any_order, self.aggs, self.live) and _empty(self.state):
             table = f"{node.node_id}:WindowAggregate:slice"
-            self.sliced = HopSlices(self, backend, table, KEEP_WINDOWS)
+            self.sliced = WindowSlices(self, backend, table, KEEP_WINDOWS)
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
