@@ -211,12 +211,23 @@ def _to_bytes(v: Any) -> bytes:
     raise _wrong(v, "base64 text")
 
 
+_DATES: dict[str, dt.date] = {}  # date text -> its date: a column holds few distinct days
+_KEEP_DATES = 100_000  # then it starts over
+
+
 def _to_date(v: Any) -> dt.date:
     kind = type(v)
+    if kind is str:
+        known = _DATES.get(v)
+        if known is not None:
+            return known
     if kind is int:
         return EPOCH_DATE + dt.timedelta(days=v)
     if kind is str and _DATE_TEXT.fullmatch(v):
-        return dt.date.fromisoformat(v)
+        if len(_DATES) >= _KEEP_DATES:
+            _DATES.clear()
+        day = _DATES[v] = dt.date.fromisoformat(v)
+        return day
     if kind is dt.date:
         return v
     if kind is dt.datetime:
