@@ -85,6 +85,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default="",
         help="a commit whose deltaflow runs each query too, just before this code (A/B)",
     )
+    p.add_argument(
+        "--before-image",
+        choices=("state", "message"),
+        default="",
+        help="deltaflow's 'debezium-json.before-image' for every table (default: the "
+        "format's own, 'state' with a primary key; 'message' is Flink's behaviour)",
+    )
     p.add_argument("--results", default="bench-tpch.json")
     p.add_argument("--markdown", default="")
     return p.parse_args(argv)
@@ -221,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     with EmbeddedBroker() as broker:
         topics = {t: f"tpch-{t}" for t in tpch_data.PRIMARY_KEYS}
         tpch_run.produce(data, broker.bootstrap, topics)
-        sources = tpch_run.source_ddl(data, broker.bootstrap, topics)
+        extra = f"'debezium-json.before-image' = '{args.before_image}'" if args.before_image else ""
+        sources = tpch_run.source_ddl(data, broker.bootstrap, topics, extra)
         request = {
             "ddl": tpch_flink.file_ddl(data, files),
             "warmup_ddl": tpch_flink.file_ddl(data, heads),

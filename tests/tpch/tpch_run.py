@@ -42,13 +42,16 @@ def produce(data: Dataset, broker: str, topic_of: dict[str, str]) -> None:
     assert producer.flush(60) == 0
 
 
-def source_ddl(data: Dataset, broker: str, topic_of: dict[str, str]) -> str:
+def source_ddl(data: Dataset, broker: str, topic_of: dict[str, str], extra: str = "") -> str:
+    """The tables' CREATE TABLEs reading ``topic_of`` (``extra``: more options, such as
+    ``'debezium-json.before-image' = 'message'``)."""
     out = []
     for table in PRIMARY_KEYS:
         options = (
             f"'connector' = 'kafka', 'topic' = '{topic_of[table]}', "
             f"'properties.bootstrap.servers' = '{broker}', 'scan.startup.mode' = 'earliest-offset', "
             "'scan.bounded.mode' = 'latest-offset', 'format' = 'debezium-json'"
+            + (f", {extra}" if extra else "")
         )
         out.append(data.ddl(table, options))
     return "".join(out)
