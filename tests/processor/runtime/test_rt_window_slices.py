@@ -114,12 +114,13 @@ def run(tmp_path, plan, sliced: bool, aggs=ADDING, spec=None) -> list[tuple]:
 
 SLICED = [
     WindowSpec("HOP", 4, 4_000, slide_ms=1_000),
+    WindowSpec("HOP", 4, 6_000, slide_ms=2_000, offset_ms=500),
     WindowSpec("CUMULATE", 4, 4_000, step_ms=1_000),
     WindowSpec("CUMULATE", 4, 6_000, step_ms=2_000, offset_ms=1_000),
 ]
 
 
-@pytest.mark.parametrize("spec", SLICED, ids=["hop", "cumulate", "cumulate-offset"])
+@pytest.mark.parametrize("spec", SLICED, ids=["hop", "hop-offset", "cumulate", "cumulate-offset"])
 @settings(max_examples=60, deadline=None)
 @given(plan=steps())
 def test_slices_fire_what_windows_fire(tmp_path_factory, spec, plan):
