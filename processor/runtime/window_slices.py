@@ -30,6 +30,8 @@ State: ``(slice_end, slice_start, *keys) -> accumulator`` in a table of its own,
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from deltaflow.formats.changelog import INSERT, Batch
 from deltaflow.processor.plan import WindowSpec
 from deltaflow.processor.runtime.aggs import Aggregates, LiveAccs
@@ -97,12 +99,12 @@ class WindowSlices:
             else:
                 window = None
             last = (start if window is None else window) + size
-            for end in range(first_end, last + 1, unit):
-                moment = utc(end) - 1
-                if moment > limit:
+            ends = range(first_end, last + 1, unit)
+            # past the ends fired already at once (a day of minutes has 1,440 of them)
+            for end in ends[bisect_right(ends, after, key=lambda e: utc(e) - 1) :]:
+                if utc(end) - 1 > limit:
                     break
-                if moment > after:
-                    due.add((end, end - size if window is None else window))
+                due.add((end, end - size if window is None else window))
         return due
 
     def _fire_hop(self, due: list[tuple[int, int]], limit: int) -> Batch:
