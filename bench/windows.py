@@ -35,6 +35,7 @@ SHAPES = {  # name -> window
     "hop-10s-2s": WindowSpec("HOP", 2, 10_000, slide_ms=2_000),
     "hop-1h-5min": WindowSpec("HOP", 2, 60 * MIN, slide_ms=5 * MIN),
     "cumulate-1h-1min": WindowSpec("CUMULATE", 2, 60 * MIN, step_ms=MIN),
+    "cumulate-1d-1h": WindowSpec("CUMULATE", 2, 24 * 60 * MIN, step_ms=60 * MIN),
 }
 
 
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         spec = SHAPES[name]
         results: dict[bool, list[float]] = {True: [], False: []}
         fired: dict[bool, list] = {}
-        for _ in range(args.repeat):
+        for _ in range(args.repeat):  # the two ways in turn
             for sliced in (False, True):
                 seconds, _, out = run(spec, data, sliced, args.commit)
                 results[sliced].append(seconds)

@@ -202,8 +202,8 @@ def test_a_state_directory_with_windows_goes_on_with_windows(tmp_path):
 
 def test_the_bench_fires_the_same_rows_kept_either_way(capsys):
     """``bench.windows`` at a small size: for each of its shapes (HOP of 5 and of 12
-    slices, CUMULATE of 60 steps) the rows fired per slice are the ones fired per window
-    (it exits 1 otherwise), over hundreds of watermarks and a commit every 20 batches."""
+    slices, CUMULATE of 60 and of 24 steps) the rows fired per slice are the ones fired per
+    window (it exits 1 otherwise), over hundreds of watermarks and a commit every 20 batches."""
     from bench import windows
 
     assert windows.main(["--rows", "30000", "--keys", "50", "--repeat", "1"]) == 0
