@@ -111,12 +111,12 @@ class _Zone:
 
 
 KEEP_WINDOWS = 50_000  # committed live accumulators kept decoded
+_EPOCH, _MS = dt.datetime(1970, 1, 1), dt.timedelta(milliseconds=1)  # as base.epoch_ms
 
 
 def _empty(table) -> bool:  # noqa: ANN001
     """Whether a state table holds nothing (buffered writes included)."""
     return next(iter(table.scan_prefix(())), None) is None
-_EPOCH, _MS = dt.datetime(1970, 1, 1), dt.timedelta(milliseconds=1)  # as base.epoch_ms
 
 
 KEPT_GROUPS = 100_000  # group keys whose bytes an operator remembers (then starts over)
