@@ -286,6 +286,11 @@ class DeltaJoinOperator(Operator):
             else Memo(self.readers[s])
             for s in (0, 1)
         )
+        # a side's own rows where the other side is outer (``OwnRows``)
+        self.owns = tuple(
+            OwnRows(self.readers[s]) if distinct and self.step.needs_own(s) else None
+            for s in (0, 1)
+        )
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
@@ -304,10 +309,15 @@ class DeltaJoinOperator(Operator):
         if memo is not None:
             memo.forget(distinct)
         live = [k for k in distinct if None not in k]
-        own = mine.rows(live, batch) if self.step.needs_own(port) and live else {}
+        own: Mapping[tuple, list[tuple]] = {}
+        if self.step.needs_own(port) and live:
+            kept = self.owns[port]
+            own = mine.rows(live, batch) if kept is None else kept.rows(live, batch)
         others: Mapping[tuple, Sequence[tuple]]
         if remembered is not None:
             others = remembered.rows(live)
+        elif self.owns[1 - port] is not None and live:
+            others = self.owns[1 - port].current(live)  # type: ignore[union-attr]
         else:
             # The other side as the regular join's state holds it: in a self-join the left
             # input has taken the batch already when the right one sees it.
@@ -349,6 +359,57 @@ class Memo:
                 missing = list(keys)
             found.update(self._read(missing))
         return found
+
+
+class OwnRows:
+    """A side's rows (through its Calc) of the join keys of its recent batches, kept as the
+    join's changes left them, for a side whose other side is outer (``JoinStep.needs_own``):
+    a key's rows are read from the mirror once, as before the batch that first needs them,
+    and from then on ``JoinStep`` updates the kept list change by change, as it does within
+    one batch. A regular join keeps these rows as its state; here they are a bounded memo
+    (``MEMO_KEYS`` keys, then it starts over) over the mirror.
+
+    The kept lists stay the mirror's rows only while the side's changelog is exact (every
+    +I of an absent key, every -U/-D of the row the mirror holds): so only while the
+    source's normalizer feeds the mirror (``Mirror.fed_by_source``, before-images from
+    state); otherwise the memo is dropped and each batch reads the mirror. Only the side's
+    own batches change its mirror (not a self-join: two mirrors), and the side Calc is
+    deterministic (a delta join refuses another), so a change of a kept key's rows is a
+    change of this side's batch. The other side's batches read the kept keys' rows here
+    too (``current``), the rows the regular join's state would hold, the rest in the mirror.
+    The operator is rebuilt when the state directory is reopened (a rolled-back epoch).
+    """
+
+    def __init__(self, reader: SourceReader) -> None:
+        self.reader = reader
+        self.found: dict[tuple, list[tuple]] = {}
+
+    def rows(self, keys: list[tuple], batch: Batch) -> dict[tuple, list[tuple]]:
+        """The side's rows of each of ``keys`` (and of others) as before ``batch``, the side's
+        batch just applied: lists for the caller to update to the rows after it."""
+        found = self.found
+        if not self.reader.mirror.fed_by_source:
+            found.clear()
+            return self.reader.rows(keys, batch)
+        missing = list(filterfalse(found.__contains__, keys))
+        if missing:
+            if len(found) + len(missing) > MEMO_KEYS:
+                found.clear()
+                missing = list(keys)
+            found.update(self.reader.rows(missing, batch))
+        return found
+
+    def current(self, keys: list[tuple]) -> Mapping[tuple, Sequence[tuple]]:
+        """The side's current rows of each of ``keys``: the kept ones, the rest read from
+        the mirror (not kept: only the side's own batches start a key's list)."""
+        found = self.found
+        missing = list(filterfalse(found.__contains__, keys))
+        if not missing:
+            return found
+        read: dict[tuple, Sequence[tuple]] = dict(self.reader.rows(missing, None))
+        if len(missing) < len(keys):
+            read.update((key, found[key]) for key in keys if key in found)
+        return read
 
 
 def projector(fused: Calc | None) -> Callable[[tuple], tuple] | None:
