@@ -103,17 +103,20 @@ class StateBackend:
         indexes: dict[str, list[int]],
         types: list | None = None,
         values: TypedValues | None = None,
+        filters: dict | None = None,
     ) -> IndexedTable:
         """The mirror of a CDC table keyed by ``key_columns`` with secondary ``indexes``.
 
         One object per name: operators that share a source share its mirror, and an
         index asked for by a later caller is added (and backfilled) on the way. The
         first caller's ``types`` (column types: compiled key encoders) and ``values``
-        (the rows' codec) count.
+        (the rows' codec) count. ``filters``: by index name, the rows a filtered index
+        holds (``IndexedTable.build_index``).
         """
+        filters = filters or {}
         mirror = self._mirrors.get(name)
         if mirror is None:
-            mirror = IndexedTable(self, name, key_columns, indexes, types, values)
+            mirror = IndexedTable(self, name, key_columns, indexes, types, values, filters=filters)
             self._mirrors[name] = mirror
             return mirror
         if list(key_columns) != mirror.key_columns:
@@ -124,7 +127,7 @@ class StateBackend:
         for index, columns in indexes.items():
             known = mirror.indexes.get(index)
             if known is None:
-                mirror.build_index(index, columns)
+                mirror.build_index(index, columns, filters.get(index))
             elif known != list(columns):
                 raise StateError(
                     f"index {index!r} of table {name!r} is on columns {known}, not "

@@ -16,9 +16,18 @@ _second = itemgetter(1)
 
 
 class Index:
-    __slots__ = ("cache", "columns", "dups_of", "encode", "getter", "key_of", "moves", "table")
+    __slots__ = (
+        "cache", "columns", "dups_of", "encode", "getter", "keep", "key_of", "moves", "table"
+    )  # fmt: skip
 
-    def __init__(self, columns: list[int], table: PackedIndex | None, encode) -> None:
+    def __init__(
+        self,
+        columns: list[int],
+        table: PackedIndex | None,
+        encode,
+        keep: Callable[[tuple], bool] | None = None,
+    ) -> None:
+        """``keep``: a filtered index holds the rows it is true for (``compile_moves``)."""
         self.columns = list(columns)
         self.getter: Callable[[tuple], tuple] = (
             itemgetter(*columns) if len(columns) > 1 else _one(columns[0])
@@ -28,10 +37,13 @@ class Index:
         self.table = table  # None: a primary-key prefix, scanned on the row table
         self.dups_of = None  # a secondary index: how it stores row keys (row_keys.dup_codec)
         self.key_of = None
-        self.moves = row_keys.compile_moves(self.columns) if table is not None else None
+        self.keep = keep
+        self.moves = row_keys.compile_moves(self.columns, keep) if table is not None else None
 
     def entries(self, rows: list[tuple], row_key) -> list[tuple[bytes, bytes]]:
-        """(index key bytes, stored primary key bytes) of each of ``rows``."""
+        """(index key bytes, stored primary key bytes) of each of ``rows`` it holds."""
+        if self.keep is not None:
+            rows = [row for row in rows if _held(self.keep, row)]
         index_keys = [self.encode(self.getter(row)) for row in rows]
         return list(zip(index_keys, self.dups_of(list(map(row_key, rows))), strict=True))  # type: ignore[misc]
 
@@ -56,3 +68,11 @@ class Index:
 def _one(column: int) -> Callable[[tuple], tuple]:
     """A function picking one column of a row as a 1-tuple (an index key)."""
     return lambda row: (row[column],)
+
+
+def _held(keep: Callable[[tuple], bool], row: tuple) -> bool:
+    """Whether a filtered index holds ``row`` (one ``keep`` raises for: held)."""
+    try:
+        return keep(row)
+    except Exception:
+        return True

@@ -50,6 +50,7 @@ from deltaflow.state.row_cache import MISSING, ByKey, BySlot, Unfit
 from deltaflow.state.row_keys import stored_columns
 from deltaflow.state.table import DELETED
 from deltaflow.state.typed_keys import KeyCache, encode_sorted_ints
+from deltaflow.state.values import TypedValues
 
 if TYPE_CHECKING:
     from deltaflow.state.store import Database, TableStore
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = ["IndexedTable", "stored_columns"]
 
 INDEX_SEPARATOR = "#"
+FILTERED_INDEXES = "indexed.filtered"  # the filtered indexes backfilled (build_index)
 KEEP_ROWS = 250_000  # rows an IndexedTable keeps in memory by row key, then it starts over
 KEEP_KEY_BYTES = 200_000  # row keys whose bytes it keeps (``_pk_bytes``), then it starts over
 _UNREAD = object()  # the largest stored key is not read yet
@@ -79,11 +81,13 @@ class IndexedTable:
         types: Sequence[DataType] | None = None,
         values: object | None = None,
         keep: int | None = None,
+        filters: dict[str, Callable[[tuple], bool]] | None = None,
     ) -> None:
         """``types``: the rows' column types, for compiled key encoders; ``values``: the
         codec (a ``TypedValues``) of the stored part of a row (``stored_columns``), if
         that has one type; ``keep``: how many rows it keeps in memory (module docstring;
-        default ``KEEP_ROWS``)."""
+        default ``KEEP_ROWS``); ``filters``: of filtered indexes, the rows they hold
+        (``build_index``)."""
         if not key_columns:
             raise StateError(f"indexed table {name!r} needs at least one primary key column")
         if INDEX_SEPARATOR in name:
@@ -121,7 +125,7 @@ class IndexedTable:
         self._keep = KEEP_ROWS if keep is None else keep
         self._indexes: dict[str, Index] = {}
         for index_name, columns in indexes.items():
-            self.build_index(index_name, columns)
+            self.build_index(index_name, columns, (filters or {}).get(index_name))
 
     @property
     def indexes(self) -> dict[str, list[int]]:
@@ -314,8 +318,16 @@ class IndexedTable:
                 self._last = last if type(last) is int else _OFF
         return self._last
 
-    def build_index(self, name: str, columns: list[int]) -> None:
-        """Add a secondary index on ``columns``, backfilled from the rows if needed."""
+    def build_index(
+        self, name: str, columns: list[int], keep: Callable[[tuple], bool] | None = None
+    ) -> None:
+        """Add a secondary index on ``columns``, backfilled from the rows if needed.
+
+        ``keep``: a filtered index, holding only the rows it is true for (those a reader
+        applying that filter can find; ``row_keys.compile_moves``); not for a primary-key
+        prefix, which has no table. Its pairs are fewer than the rows, so it is known to
+        be complete by a mark written with its backfill (``FILTERED_INDEXES``), in the
+        same commit; from then on every commit moves its pairs with the rows."""
         if not columns:
             raise StateError(f"index {name!r} of table {self.name!r} needs at least one column")
         encode = row_keys.encoder(list(columns), self._types)
@@ -324,16 +336,23 @@ class IndexedTable:
             return
         fixed = row_keys.fixed_keys(self.key_columns, self._types)
         ints = row_keys.integer_columns(self.key_columns, self._types)
-        table = self._backend.packed_index(f"{self.name}{INDEX_SEPARATOR}{name}", fixed, ints)
-        index = Index(columns, table, encode)
+        full = f"{self.name}{INDEX_SEPARATOR}{name}"
+        table = self._backend.packed_index(full, fixed, ints)
+        index = Index(columns, table, encode, keep)
         index.dups_of, index.key_of = row_keys.dup_codec(table.fixed, self._pk_bytes.encode_many)
         if index.key_of is None:  # it stores the keys' bytes: share them with the commit
             self._encode_pks = self._pk_bytes.encode_many
         self.flush()
         rows = self._backend.read_txn().stat(self._rows.db)["entries"]
-        committed_match = table.committed_len() == rows
+        if keep is None:
+            committed_match = table.committed_len() == rows
+        else:
+            marks = self._backend.table(FILTERED_INDEXES, TypedValues(bool))
+            committed_match = bool(marks.get((full,)))
         if not committed_match or self._rows.has_pending():
             self._rebuild(index)
+            if keep is not None:
+                marks.put((full,), True)
         self._indexes[name] = index
 
     def _rebuild(self, index: Index) -> None:

@@ -111,16 +111,21 @@ def dup_codec(fixed: bool, encode_many: Callable[[list], list[bytes]]) -> tuple:
     return dups_of, key_of
 
 
-def compile_moves(columns: list[int]) -> Callable[[dict, dict], tuple[list, list]]:
+def compile_moves(
+    columns: list[int], keep: Callable[[tuple], bool] | None = None
+) -> Callable[[dict, dict], tuple[list, list]]:
     """``moves(before, after)``: for the rows of a batch's keys before and after it (two
     dicts with the same keys in the same order, None: absent), the index entries
     ``(index key, row key)`` to remove and to add for an index on ``columns``; a row
     whose indexed columns kept their values moves nothing. One generated loop, the
-    columns compared inline."""
+    columns compared inline. ``keep``: the index holds only the rows it is true for (a
+    filtered index); a row it raises for is held (an index may hold more rows than it
+    needs, never fewer: its readers apply the filter again)."""
     old_key = "".join(f"old[{c}], " for c in columns)
     new_key = "".join(f"new[{c}], " for c in columns)
     moved = " or ".join(f"old[{c}] != new[{c}]" for c in columns)
-    source = f"""def moves(before, after):
+    if keep is None:
+        source = f"""def moves(before, after):
     gone = []
     added = []
     for (key, old), new in zip(before.items(), after.values()):
@@ -134,7 +139,36 @@ def compile_moves(columns: list[int]) -> Callable[[dict, dict], tuple[list, list
             added.append((({new_key}), key))
     return gone, added
 """
-    return define(source, "moves", None, "index moves")  # type: ignore[no-any-return]
+        return define(source, "moves", None, "index moves")  # type: ignore[no-any-return]
+    source = f"""def moves(before, after):
+    gone = []
+    added = []
+    for (key, old), new in zip(before.items(), after.values()):
+        if old is not None:
+            try:
+                was = keep(old)
+            except Exception:
+                was = True
+        else:
+            was = False
+        if new is not None:
+            try:
+                now = keep(new)
+            except Exception:
+                now = True
+        else:
+            now = False
+        if was:
+            if not now:
+                gone.append((({old_key}), key))
+            elif {moved}:
+                gone.append((({old_key}), key))
+                added.append((({new_key}), key))
+        elif now:
+            added.append((({new_key}), key))
+    return gone, added
+"""
+    return define(source, "moves", {"keep": keep}, "filtered index moves")  # type: ignore[no-any-return]
 
 
 class _Raw:

@@ -5,6 +5,7 @@ the two final tables. EVENTUAL emits exactly the regular join's additions."""
 
 from __future__ import annotations
 
+import tempfile
 from collections import Counter
 
 import pytest
@@ -16,6 +17,7 @@ from deltaflow.formats.changelog import ADDS, Batch
 from deltaflow.processor import plan as P
 from deltaflow.processor.planner.api import plan_job
 from deltaflow.processor.runtime.graph import Graph
+from deltaflow.processor.runtime.mirror import side_index
 from deltaflow.state.backend import StateBackend
 
 SELECT = "SELECT a.id, a.k, a.v, b.rid, b.w FROM {left} {join} JOIN {right} ON a.k = b.k{extra}"
@@ -168,3 +170,27 @@ def test_mirrors_survive_a_restart_from_committed_state(tmp_path_factory, ops, s
                 out.append(Counter(zip(got.kinds, got.rows, strict=True)))
                 backend.commit()
     assert out == [Counter(step) for step in run(job("FULL"), steps)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(ops=history_st, size=st.integers(1, 6))
+def test_a_filtered_side_is_indexed_by_its_passing_rows_only(ops, size):
+    """a's side filters v > 1 and is looked up by k (not its primary key): its mirror's index
+    is one of the rows passing the filter (``mirror.side_index``), named by the filter, and
+    holds exactly those rows; b's (no filter) holds all of b's rows."""
+    sql = job("INNER", filtered=True, delta=FORCE_JOIN)
+    node = find(sql, P.DeltaJoin)
+    name = side_index(node.left)
+    assert name.startswith("by:1|if:") and side_index(node.right) == "by:1"
+    steps = batches(ops, size)
+    plan = plan_job(sql).plan
+    ids = scan_ids(plan.sinks[0], {})
+    with tempfile.TemporaryDirectory() as tmp, StateBackend(tmp) as backend:
+        graph = Graph(plan, backend)
+        for table, batch in steps:
+            graph.push(ids[table], batch)
+            backend.commit()
+        a_index = backend.packed_index(f"{node.left.mirror}#{name}")
+        b_index = backend.packed_index(f"{node.right.mirror}#by:1")
+        assert len(a_index) == sum(1 for r in live_rows(steps, "a") if r[2] > 1)
+        assert len(b_index) == len(live_rows(steps, "b"))
