@@ -96,6 +96,7 @@ class RankOperator(Operator):
         # one rank of an insert-only input: Flink 2.3 prints a change of its row as an
         # update (-U/+U, just +U where the mode has no UB), not as -D/+I
         self.single = append_only and node.rank_start == node.rank_end
+        self._removed: tuple = ()  # the row the last retraction removed (``_change``)
 
     def process(self, batch: Batch, port: int = 0) -> Batch:
         if not batch:
@@ -111,8 +112,16 @@ class RankOperator(Operator):
         stored = dict(zip(distinct, self.state.get_many(distinct), strict=True))
         lists = {k: list(v) if v else [] for k, v in stored.items()}
         out = Batch()
+        moved = not self.with_number and not self.single
         for kind, row, part in zip(batch.kinds, batch.rows, parts, strict=True):
             rows = lists[part]
+            if moved:  # the rows that left and entered the ranks, from where it moved
+                at = self._change(rows, kind, row)
+                if at is not None:
+                    self._emit_moved(out, rows, ADDS[kind], at)
+                if self.keep is not None and len(rows) > self.keep:
+                    del rows[self.keep :]
+                continue
             before = self._top(rows)
             at = self._change(rows, kind, row)
             if at is None:
@@ -182,9 +191,43 @@ class RankOperator(Operator):
         lo, hi = bisect_left(rows, k, key=key), bisect_right(rows, k, key=key)
         for i in range(lo, hi):
             if rows[i] == row:
+                self._removed = rows[i]
                 del rows[i]
                 return i
         return None
+
+    def _emit_moved(self, out: Batch, rows: list[tuple], added: bool, at: int) -> None:
+        """``_emit`` without the rank number, from where one change moved the list: a row
+        added or removed at ``at`` (``rows`` is the list after it) shifts the rows below
+        it by one, so at most one row leaves the ranks and one enters, found by index
+        instead of comparing the ranks before and after (O(1), not O(ranks), per
+        change). As ``_emit``: the -D first, then the +I, and nothing when the two are
+        equal rows. ``s``/``e``: the first rank's index and the index past the last."""
+        s, e, n = self.start - 1, self.end, len(rows)
+        if e is None:
+            e = n + 2  # no last rank: nothing leaves at the bottom
+        if at >= e:
+            return  # below the ranks: they do not change
+        left: tuple | None
+        entered: tuple | None
+        if added:
+            if at < s:  # above the first rank: the row before it moves into it
+                entered = rows[s] if s < n else None
+            else:
+                entered = rows[at]
+            left = rows[e] if e < n else None  # the last rank's row, moved past it
+        else:
+            if at < s:  # above the first rank: its row moves up out of the ranks
+                left = rows[s - 1] if s - 1 < n else None
+            else:
+                left = self._removed
+            entered = rows[e - 1] if e - 1 < n else None  # the row past the last, moved up
+        if left is not None and entered is not None and self.freeze(left) == self.freeze(entered):
+            return
+        if left is not None:
+            out.append(DELETE, left)
+        if entered is not None:
+            out.append(INSERT, entered)
 
     def _emit(
         self, out: Batch, before: list[tuple], after: list[tuple], shifted: int | None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -148,3 +150,54 @@ def test_append_only_input_keeps_only_the_top_rows_in_state(backend, ctx):
     out = show(op.process(parse_changelog("+I[a, 5]\n+I[a, 4]\n+I[a, 3]\n+I[a, 9]", T)), T)
     assert out == ["+I[a, 5]", "+I[a, 4]", "-D[a, 5]", "+I[a, 3]"]  # Flink 2.3: -D first
     assert op.state.get(("a",)) == [("a", 3), ("a", 4)]
+
+
+@pytest.mark.parametrize("start,end", [(1, 3), (2, 3), (3, 4), (1, 1), (2, None)])
+@settings(max_examples=60, deadline=None)
+@given(
+    raw=st.lists(
+        st.tuples(st.one_of(st.none(), st.integers(0, 5)), st.one_of(st.none(), st.integers(0, 30))),
+        max_size=30,
+    ),
+    asc=st.booleans(),
+)
+def test_each_change_emits_the_rows_that_left_and_entered_the_ranks(
+    tmp_path_factory, start, end, raw, asc
+):
+    """Without the rank number, one change at a time: the -D of the row that left ranks
+    start..end, then the +I of the one that entered (nothing when they are equal rows),
+    from the ranks' definition: the live rows in sort order, equal keys by arrival."""
+    from deltaflow.state.backend import StateBackend
+
+    node = rank(start=start, end=end, asc=asc)
+    backend = StateBackend(tmp_path_factory.mktemp("s"))
+    live: list[tuple] = []  # arrival order
+
+    def ranks() -> list[tuple]:
+        nulls = [r for r in live if r[1] is None]
+        # equal keys by arrival: a stable sort, by the negated key for DESC
+        sign = 1 if asc else -1
+        values = sorted((r for r in live if r[1] is not None), key=lambda r: sign * r[1])
+        return (values + nulls)[start - 1 : end]
+
+    try:
+        op = RankOperator(node, backend, RuntimeContext())
+        for v, pick in raw:
+            before = ranks()
+            if pick is not None and live:
+                row = live.pop(pick % len(live))
+                batch = Batch([3], [row])
+            else:
+                row = ("a", v)
+                live.append(row)
+                batch = Batch([0], [row])
+            after = ranks()
+            out = op.process(batch)
+            left = list((Counter(before) - Counter(after)).elements())
+            entered = list((Counter(after) - Counter(before)).elements())
+            expected = [(3, r) for r in left[:1]] + [(0, r) for r in entered[:1]]
+            assert len(left) <= 1 and len(entered) <= 1
+            assert list(zip(out.kinds, out.rows, strict=True)) == expected
+            backend.commit({})
+    finally:
+        backend.close()
