@@ -41,7 +41,8 @@ from __future__ import annotations
 
 from base64 import b64encode
 from dataclasses import dataclass, field
-from operator import itemgetter
+from itertools import repeat
+from operator import is_not, itemgetter
 from typing import Protocol
 
 from deltaflow.formats.changelog import (
@@ -180,8 +181,25 @@ class _Segment:
 
     def run(self, kinds, rows, drop) -> None:
         """The batch's changes in order, then the row its last change deleted."""
+        if not (drop or self.fill) and self._creates(kinds, rows):
+            return  # the last change a create: no row deleted last (``Result``'s None)
         self._loop(kinds, rows, self.keys, drop)
         self.result.last_deleted = self.last_deleted
+
+    def _creates(self, kinds, rows) -> bool:
+        """A batch of creates of new keys only (a snapshot, a table filling up), none
+        ``Rejected``, no two of one key: each is emitted as it is (what ``_loop`` does to
+        each, ``prev is None``), in C. False, and nothing done, for any other batch."""
+        n, keys = len(kinds), self.keys
+        if not n or kinds.count(INSERT) != n or len(self.before) != n or Rejected in set(map(type, rows)):
+            return False  # (distinct keys as many as rows: no key twice, no truncate)
+        if any(map(is_not, self.before.values(), repeat(None))):
+            return False
+        self.out.kinds[:] = kinds
+        self.out.rows[:] = rows
+        self.origins[:] = range(n)
+        self.cur.update(zip(keys, rows, strict=True))
+        return True
 
     def _emit(self, kind: int, row: tuple, origin: int) -> None:
         """One output row, unless it is ``Rejected`` (module docstring)."""

@@ -13,6 +13,8 @@ import datetime as dt
 from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rt_helpers import lines, parse_changelog, show, types
 
 from deltaflow.formats.changelog import (
@@ -270,3 +272,56 @@ def test_raw_placeholder_search_finds_each_form_and_only_them(placeholder) -> No
         assert not norm.may_hold_placeholders([*plain, None])
         assert norm.may_hold_placeholders([*plain, text, None])
         assert norm.may_hold_placeholders([*plain, encoded]) is binary
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    batches=st.lists(
+        st.lists(
+            st.tuples(
+                st.sampled_from([INSERT, INSERT, INSERT, UPDATE_AFTER, DELETE]),
+                st.integers(0, 12),
+                st.integers(0, 3),
+            ),
+            max_size=8,
+        ),
+        max_size=6,
+    ),
+    last=st.booleans(),
+)
+def test_a_batch_of_creates_of_new_keys_is_handed_on_as_the_loop_would(
+    tmp_path_factory, batches, last
+):
+    """``_Segment._creates`` (creates of new keys only, emitted as they are, in C) against
+    the per-change loop alone, over batches that are all creates and batches that are not
+    (an update, a delete, a key twice, a stored key): the same output, origins, rows
+    stored and last deleted row, batch by batch."""
+    from deltaflow.processor.runtime import normalize
+
+    seen = []
+    creates = normalize._Segment._creates
+    try:
+        for fast in (True, False):
+            normalize._Segment._creates = creates if fast else (lambda self, kinds, rows: False)
+            seen.append(_normalized(tmp_path_factory.mktemp("n"), batches, last))
+    finally:
+        normalize._Segment._creates = creates
+    assert seen[0] == seen[1]
+
+
+def _normalized(path, batches, last: bool) -> list:
+    """Each batch's output, origins and last deleted row, then the rows stored."""
+    with StateBackend(path) as backend:
+        norm = _normalizer(backend)
+        got: list = []
+        deleted = (99, "z", 0) if last else None
+        for changes in batches:
+            kinds = [kind for kind, _, _ in changes]
+            rows = [(key, "v", value) for _, key, value in changes]
+            # no placeholder in the batch (``may_hold_placeholders``), as most batches
+            result = norm.run(kinds, rows, last_deleted=deleted, placeholders=False)
+            norm.commit(result)
+            deleted = result.last_deleted
+            got.append((result.out.kinds, result.out.rows, result.origins, deleted))
+        got.append(sorted(row for _, row in norm.store.table.items()))
+        return got
